@@ -1,0 +1,36 @@
+"""helpers: the single source of code for the series *How many parameters does a Transformer have?*
+
+Importing ``helpers`` never imports torch (the command line stays fast); the torch reference
+models live in :mod:`helpers.torch_ref`.
+"""
+
+from .config import ConfigError, ModelConfig, load_config, model_names, parse_config
+from .count import Count, breakdown, count_model, describe, tensor_table, to_json
+from .params import (
+    ATTENTION,
+    EMBEDDINGS,
+    FEED_FORWARD,
+    LAYER_NORM,
+    LM_HEAD,
+    POOLER,
+    Param,
+    classification_head,
+    evaluate,
+    group_counts,
+    group_formulas,
+    numel,
+    param_table,
+    pretraining_heads,
+    render,
+    select,
+    total,
+)
+from .report import fmt_int, fmt_share, table
+
+__all__ = [
+    "ATTENTION", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "POOLER",
+    "ConfigError", "Count", "ModelConfig", "Param",
+    "breakdown", "classification_head", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
+    "group_counts", "group_formulas", "load_config", "model_names", "numel", "param_table", "parse_config",
+    "pretraining_heads", "render", "select", "table", "tensor_table", "to_json", "total",
+]

@@ -1,0 +1,242 @@
+"""Reading a Hugging Face ``config.json`` into a checked, normalised configuration.
+
+Introduced in ``00_overview``; every other notebook, the tests and ``python -m helpers`` read
+configurations through :func:`load_config`.
+
+A configuration is reduced to the handful of sizes that decide the parameter count, under the
+symbols the notebooks use (``V``, ``P``, ``T``, ``H``, ``L``, ``A``, ``I``, ``d_k``, ``A_kv``).
+Keys a file leaves out take the defaults ``transformers`` uses for that ``model_type``; anything
+malformed raises :class:`ConfigError`, whose message names the field and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+MODELS_DIR = DATA_DIR / "models"
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be counted: ``field`` names the culprit."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Size:
+    """One size a family reads: its ``config.json`` key, its symbol, transformers' default, its minimum."""
+
+    key: str
+    symbol: str
+    default: int | None
+    minimum: int = 1
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One boolean switch a family reads (``tie_word_embeddings``, ``attention_bias`` ...)."""
+
+    key: str
+    default: bool
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a ``model_type`` reads from its config, with transformers' defaults (``configuration_*.py``)."""
+
+    model_type: str
+    architecture: str
+    sizes: tuple[Size, ...]
+    flags: tuple[Flag, ...] = ()
+    # keys whose non-default value changes the architecture in a way this engine does not model
+    refused: Mapping[str, Any] = field(default_factory=dict)
+
+
+_BERT_SIZES = (
+    Size("hidden_size", "H", 768),
+    Size("num_hidden_layers", "L", 12),
+    Size("num_attention_heads", "A", 12),
+    Size("intermediate_size", "I", 3072),
+    Size("max_position_embeddings", "P", 512),
+    Size("type_vocab_size", "T", 2),
+)
+# transformers 5 builds absolute position tables only and adds cross-attention weights on request;
+# is_decoder only changes the mask, not the parameters.
+_BERT_REFUSED = {"add_cross_attention": False, "position_embedding_type": "absolute"}
+
+FAMILIES: dict[str, Family] = {
+    "bert": Family("bert", "BertModel", (Size("vocab_size", "V", 30522), *_BERT_SIZES), refused=_BERT_REFUSED),
+    "roberta": Family("roberta", "RobertaModel", (Size("vocab_size", "V", 50265), *_BERT_SIZES), refused=_BERT_REFUSED),
+    "gpt2": Family(
+        "gpt2",
+        "GPT2LMHeadModel",
+        (
+            Size("vocab_size", "V", 50257),
+            Size("n_embd", "H", 768),
+            Size("n_layer", "L", 12),
+            Size("n_head", "A", 12),
+            Size("n_inner", "I", None),  # None: 4 * n_embd
+            Size("n_positions", "P", 1024),
+        ),
+        (Flag("tie_word_embeddings", True),),
+        refused={"add_cross_attention": False},
+    ),
+    "llama": Family(
+        "llama",
+        "LlamaForCausalLM",
+        (
+            Size("vocab_size", "V", 32000),
+            Size("hidden_size", "H", 4096),
+            Size("num_hidden_layers", "L", 32),
+            Size("num_attention_heads", "A", 32),
+            Size("num_key_value_heads", "A_kv", None),  # None: A (multi-head attention)
+            Size("head_dim", "d_k", None),  # None: H // A
+            Size("intermediate_size", "I", 11008),
+            Size("max_position_embeddings", "P", 2048),
+        ),
+        (Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("mlp_bias", False)),
+    ),
+}
+
+SUPPORTED = tuple(FAMILIES)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The sizes that decide a model's parameters, keyed by the notebooks' symbols."""
+
+    name: str
+    model_type: str
+    sizes: Mapping[str, int]
+    flags: Mapping[str, bool]
+
+    @property
+    def family(self) -> Family:
+        return FAMILIES[self.model_type]
+
+    @property
+    def architecture(self) -> str:
+        return self.family.architecture
+
+    def __getitem__(self, symbol: str) -> int:
+        return self.sizes[symbol]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
+    if size.key not in raw or raw[size.key] is None:
+        return size.default
+    value = raw[size.key]
+    if isinstance(value, bool):
+        raise ConfigError(size.key, f"must be an integer count, got the boolean {json.dumps(value)}")
+    if isinstance(value, float) and value.is_integer():
+        raise ConfigError(size.key, f"must be an integer, got the float {value!r}")
+    if not _is_int(value):
+        raise ConfigError(size.key, f"must be an integer, got {json.dumps(value)}")
+    if value < size.minimum:
+        raise ConfigError(size.key, f"must be at least {size.minimum}, got {value}")
+    return value
+
+
+def _read_flag(raw: Mapping[str, Any], flag: Flag) -> bool:
+    value = raw.get(flag.key, flag.default)
+    if value is None:
+        return flag.default
+    if not isinstance(value, bool):
+        raise ConfigError(flag.key, f"must be true or false, got {json.dumps(value)}")
+    return value
+
+
+def _divides(raw_key: str, whole_key: str, part: int, whole: int, what: str) -> None:
+    if whole % part:
+        raise ConfigError(raw_key, f"{what}: {whole_key} = {whole} is not divisible by {raw_key} = {part}")
+
+
+def parse_config(raw: Any, name: str = "config") -> ModelConfig:
+    """Check a decoded ``config.json`` and reduce it to a :class:`ModelConfig`.
+
+    Introduced in ``00_overview``.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError("config", f"must be a JSON object, got a JSON {type(raw).__name__}")
+    model_type = raw.get("model_type")
+    if model_type is None:
+        raise ConfigError("model_type", f"is missing; supported: {', '.join(SUPPORTED)}")
+    if model_type not in FAMILIES:
+        raise ConfigError("model_type", f"{json.dumps(model_type)} is not supported; supported: {', '.join(SUPPORTED)}")
+    family = FAMILIES[model_type]
+    for key, expected in family.refused.items():
+        if key in raw and raw[key] is not None and raw[key] != expected:
+            raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)})")
+    sizes: dict[str, int] = {}
+    for size in family.sizes:
+        value = _read_size(raw, size)
+        if value is not None:
+            sizes[size.symbol] = value
+    flags = {flag.key: _read_flag(raw, flag) for flag in family.flags}
+    keys = {size.symbol: size.key for size in family.sizes}
+
+    if model_type == "gpt2":
+        sizes.setdefault("I", 4 * sizes["H"])
+    if model_type == "llama":
+        sizes.setdefault("A_kv", sizes["A"])
+        _divides(keys["A_kv"], keys["A"], sizes["A_kv"], sizes["A"], "grouped-query attention shares each key/value head among a whole number of query heads")
+    # transformers refuses a hidden size the heads do not divide, for every family (even with head_dim)
+    _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
+    sizes.setdefault("d_k", sizes["H"] // sizes["A"])
+    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags)
+
+
+def model_names() -> list[str]:
+    """The configurations shipped in ``data/models/``, by name."""
+    return sorted(path.stem for path in MODELS_DIR.glob("*.json"))
+
+
+def resolve(spec: str | Path) -> Path:
+    """A path to a config.json, or the name of a model in ``data/models/``."""
+    path = Path(spec)
+    if path.is_file():
+        return path
+    shipped = MODELS_DIR / f"{spec}.json"
+    if shipped.is_file():
+        return shipped
+    if path.exists():
+        raise ConfigError("CONFIG", f"{spec} is not a file")
+    raise ConfigError("CONFIG", f"{spec} is neither a file nor a model in data/models/ ({', '.join(model_names())})")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's content, or a :class:`ConfigError` saying why it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError("CONFIG", f"{path} cannot be read ({error.__class__.__name__})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError("CONFIG", f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+
+
+def load_config(spec: str | Path) -> ModelConfig:
+    """Read and check a config: a path to a ``config.json`` or a name in ``data/models/``.
+
+    Introduced in ``00_overview``.
+    """
+    path = resolve(spec)
+    name = path.stem if path.parent.resolve() == MODELS_DIR.resolve() else str(spec)
+    return parse_config(read_json(path), name=name)
+
+
+def raw_config(name: str) -> dict[str, Any]:
+    """The unparsed ``data/models/NAME.json`` (for showing a file's own keys)."""
+    return read_json(resolve(name))

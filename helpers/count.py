@@ -1,0 +1,90 @@
+"""Counting a whole model: totals, per-component counts checked against their formulas, and output.
+
+Introduced in ``00_overview``; this is what ``python -m helpers count`` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .config import ModelConfig
+from .params import Param, evaluate, group_counts, group_formulas, param_table, render, total
+from .report import fmt_int, fmt_share, table
+
+
+@dataclass(frozen=True)
+class Count:
+    """A model's parameter table with its per-component and total counts."""
+
+    config: ModelConfig
+    params: tuple[Param, ...]
+
+    @property
+    def total(self) -> int:
+        return total(self.params)
+
+    @property
+    def groups(self) -> dict[str, int]:
+        """Count per component, in the order of :attr:`formulas` (embeddings first)."""
+        counts = group_counts(self.params)
+        return {group: counts[group] for group in self.formulas if group in counts}
+
+    @property
+    def formulas(self) -> dict[str, str]:
+        return group_formulas(self.config)
+
+
+def count_model(config: ModelConfig) -> Count:
+    """Count every tensor of a model and check each component against its formula.
+
+    Introduced in ``00_overview``. Raises ``AssertionError`` if a formula and the table disagree
+    (an engine bug, never a user error).
+    """
+    result = Count(config, tuple(param_table(config)))
+    groups = group_counts(result.params)
+    formulas = result.formulas
+    assert set(formulas) == set(groups), (list(formulas), list(groups))
+    for group, formula in formulas.items():
+        assert evaluate(formula, config) == groups[group], (group, formula)
+    return result
+
+
+def to_json(result: Count) -> dict[str, Any]:
+    """The ``--json`` document: model, total, groups and every tensor."""
+    return {
+        "model": result.config.name,
+        "total": result.total,
+        "groups": result.groups,
+        "parameters": [
+            {"name": p.name, "shape": list(p.shape), "count": p.count, "group": p.group} for p in result.params
+        ],
+    }
+
+
+def describe(config: ModelConfig) -> str:
+    """One line naming the model, its architecture and its sizes: ``V=30522 H=768 ...``."""
+    sizes = " ".join(f"{k}={v}" for k, v in config.sizes.items())
+    flags = " ".join(f"{k}={str(v).lower()}" for k, v in config.flags.items())
+    return f"{config.name} ({config.architecture}: {sizes}{' ' + flags if flags else ''})"
+
+
+def breakdown(result: Count) -> str:
+    """The per-component table: component, formula, count, share, and the total."""
+    whole = result.total
+    rows = [
+        (group, render(result.formulas[group]), fmt_int(n), fmt_share(n, whole))
+        for group, n in result.groups.items()
+    ]
+    rows.append(("total", "", fmt_int(whole), fmt_share(whole, whole)))
+    return table(("component", "formula", "parameters", "share"), rows, right=(2, 3))
+
+
+def tensor_table(params: tuple[Param, ...] | list[Param], whole: int | None = None) -> str:
+    """Every tensor keyed by its checkpoint path, with shape, formula, count and share."""
+    whole = total(params) if whole is None else whole
+    rows = [
+        (p.name, "[" + ", ".join(map(str, p.shape)) + "]", p.group, render(p.formula), fmt_int(p.count), fmt_share(p.count, whole))
+        for p in params
+    ]
+    return table(("name", "shape", "component", "formula", "parameters", "share"), rows, right=(4, 5))

@@ -1,0 +1,33 @@
+"""Fixed-width text tables, shared by the command line and the notebooks.
+
+Introduced in ``00_overview``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def fmt_int(n: int) -> str:
+    """An exact integer with thousands separators: ``109,482,240``."""
+    return f"{n:,}"
+
+
+def fmt_share(part: int, whole: int) -> str:
+    """``part`` as a percentage of ``whole`` with two decimals (exact rounding from integers)."""
+    if whole == 0:
+        return "-"
+    return f"{100 * part / whole:.2f}%"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:
+    """A fixed-width table; the columns whose indices are in ``right`` are right-aligned."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        parts = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])

@@ -1,0 +1,435 @@
+"""Reference models built from plain ``torch.nn`` modules (not from transformers), names as in the checkpoints.
+
+Introduced in ``01_embeddings`` (the first torch check); every notebook closes with one of these.
+Models are built on the meta device by default: shapes without memory, so even GPT-3 175B builds in
+about a second. Each module has an eager forward pass (full S×S attention, as transformers' eager
+attention), so ``torch.utils.flop_counter.FlopCounterMode`` can count its matrix multiplies.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .config import ModelConfig
+from .params import Param
+
+
+# --- counting -------------------------------------------------------------------------------------
+
+def torch_count(module: nn.Module) -> int:
+    """Parameters of a module as torch counts them: ``numel`` summed, a tied weight once."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def torch_table(module: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
+    """``(name, shape)`` of every parameter in registration order, a tied weight once."""
+    return [(name, tuple(p.shape)) for name, p in module.named_parameters()]
+
+
+def matches(params: list[Param], module: nn.Module, prefix: str = "") -> bool:
+    """True when a parameter table and a torch module have the same names, shapes and order."""
+    return [(prefix + p.name, p.shape) for p in params] == torch_table(module)
+
+
+# --- BERT / RoBERTa ------------------------------------------------------------------------------
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    """Eager scaled dot-product attention over [B, heads, S, d_k]: two matmuls of S×S."""
+    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    if causal:
+        S = q.shape[-2]
+        mask = torch.ones(S, S, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.matmul(scores.softmax(dim=-1), v)
+
+
+def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """[B, S, heads·d_k] -> [B, heads, S, d_k]."""
+    B, S, _ = x.shape
+    return x.view(B, S, heads, -1).transpose(1, 2)
+
+
+def _merge(x: torch.Tensor) -> torch.Tensor:
+    """[B, heads, S, d_k] -> [B, S, heads·d_k]."""
+    B, _, S, _ = x.shape
+    return x.transpose(1, 2).reshape(B, S, -1)
+
+
+class BertEmbeddings(nn.Module):
+    """Token (V×H) + position (P×H) + segment (T×H) tables, summed, then LayerNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c["V"], c["H"])
+        self.position_embeddings = nn.Embedding(c["P"], c["H"])
+        self.token_type_embeddings = nn.Embedding(c["T"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        S = input_ids.shape[1]
+        positions = torch.arange(S, device=input_ids.device)
+        x = self.word_embeddings(input_ids) + self.position_embeddings(positions)
+        x = x + self.token_type_embeddings(torch.zeros_like(input_ids))
+        return self.LayerNorm(x)
+
+
+class BertSelfAttention(nn.Module):
+    """Q, K, V projections (H×H each, with bias) and the split into A heads of d_k."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.heads = c["A"]
+        self.query = nn.Linear(c["H"], c["H"])
+        self.key = nn.Linear(c["H"], c["H"])
+        self.value = nn.Linear(c["H"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.query, self.key, self.value))
+        return _merge(_attention(q, k, v, causal=False))
+
+
+class BertSelfOutput(nn.Module):
+    """Output projection W_O (H×H) and the post-attention LayerNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(c["H"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dense(x) + residual)
+
+
+class BertAttention(nn.Module):
+    """Multi-head self-attention with its output projection and LayerNorm: 4H² + 4H + 2H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.self = BertSelfAttention(c)
+        self.output = BertSelfOutput(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.output(self.self(x), x)
+
+
+class BertIntermediate(nn.Module):
+    """First feed-forward matrix, H -> I, then GELU."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(c["H"], c["I"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.gelu(self.dense(x))
+
+
+class BertOutput(nn.Module):
+    """Second feed-forward matrix, I -> H, and the layer's second LayerNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(c["I"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dense(x) + residual)
+
+
+class BertLayer(nn.Module):
+    """One encoder layer: attention block, then feed-forward block."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.attention = BertAttention(c)
+        self.intermediate = BertIntermediate(c)
+        self.output = BertOutput(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.attention(x)
+        return self.output(self.intermediate(x), x)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(c) for _ in range(c["L"]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layer:
+            x = layer(x)
+        return x
+
+
+class BertPooler(nn.Module):
+    """Dense H×H + tanh on the [CLS] position only."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(c["H"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(x[:, 0]))
+
+
+class BertModel(nn.Module):
+    """Embeddings, L encoder layers, pooler: ``BertModel`` / ``RobertaModel``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = BertEmbeddings(c)
+        self.encoder = BertEncoder(c)
+        self.pooler = BertPooler(c)
+
+    def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.encoder(self.embeddings(input_ids))
+        return hidden, self.pooler(hidden)
+
+
+class BertPredictionHeadTransform(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(c["H"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+
+class BertLMPredictionHead(nn.Module):
+    """MLM head: transform (H² + H), LayerNorm (2H), decoder tied to the word embeddings, bias (V)."""
+
+    def __init__(self, c: ModelConfig, word_embeddings: nn.Embedding) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(c["V"]))
+        self.transform = BertPredictionHeadTransform(c)
+        self.decoder = nn.Linear(c["H"], c["V"], bias=False)
+        self.decoder.weight = word_embeddings.weight  # tied: one tensor, counted once
+
+
+class BertPreTrainingHeads(nn.Module):
+    def __init__(self, c: ModelConfig, word_embeddings: nn.Embedding) -> None:
+        super().__init__()
+        self.predictions = BertLMPredictionHead(c, word_embeddings)
+        self.seq_relationship = nn.Linear(c["H"], 2)
+
+
+class BertForPreTraining(nn.Module):
+    """``BertForPreTraining``: the model under ``bert.``, the MLM and NSP heads under ``cls.``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.bert = BertModel(c)
+        self.cls = BertPreTrainingHeads(c, self.bert.embeddings.word_embeddings)
+
+
+# --- GPT-2 ---------------------------------------------------------------------------------------
+
+class Conv1D(nn.Module):
+    """GPT-2's linear layer: weight stored [in, out] (transposed against ``nn.Linear``)."""
+
+    def __init__(self, n_in: int, n_out: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n_in, n_out))
+        self.bias = nn.Parameter(torch.zeros(n_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = (*x.shape[:-1], self.weight.shape[1])
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(shape)
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.heads = c["A"]
+        self.c_attn = Conv1D(c["H"], 3 * c["H"])
+        self.c_proj = Conv1D(c["H"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(t, self.heads) for t in self.c_attn(x).split(x.shape[-1], dim=-1))
+        return self.c_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.c_fc = Conv1D(c["H"], c["I"])
+        self.c_proj = Conv1D(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class GPT2Block(nn.Module):
+    """Pre-LayerNorm decoder layer: ln_1, attention, ln_2, MLP."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(c["H"])
+        self.attn = GPT2Attention(c)
+        self.ln_2 = nn.LayerNorm(c["H"])
+        self.mlp = GPT2MLP(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2Model(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.wte = nn.Embedding(c["V"], c["H"])
+        self.wpe = nn.Embedding(c["P"], c["H"])
+        self.h = nn.ModuleList(GPT2Block(c) for _ in range(c["L"]))
+        self.ln_f = nn.LayerNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        x = self.wte(input_ids) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x)
+
+
+class GPT2LMHeadModel(nn.Module):
+    """GPT-2 with its LM head over every position; the head is the token table when tied."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.transformer = GPT2Model(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.transformer.wte.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.transformer(input_ids))
+
+
+# --- LLaMA ---------------------------------------------------------------------------------------
+
+class RMSNorm(nn.Module):
+    """RMSNorm: a gain γ of H, no bias β, no mean subtracted."""
+
+    def __init__(self, H: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(H))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+def rotary_angles(d_k: int, S: int, device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of the rotary angles, [1, S, d_k], built as transformers does (one small matmul)."""
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
+    positions = torch.arange(S, device=device, dtype=torch.float32)[None, None, :]
+    freqs = (inv_freq[None, :, None] @ positions).transpose(1, 2)
+    angles = torch.cat((freqs, freqs), dim=-1)
+    return angles.cos(), angles.sin()
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos[:, None] + rotated * sin[:, None]
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention: A query heads, A_kv key/value heads of d_k, no position table."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        bias = c.flags["attention_bias"]
+        self.heads, self.kv_heads = c["A"], c["A_kv"]
+        self.q_proj = nn.Linear(c["H"], c["A"] * c["d_k"], bias=bias)
+        self.k_proj = nn.Linear(c["H"], c["A_kv"] * c["d_k"], bias=bias)
+        self.v_proj = nn.Linear(c["H"], c["A_kv"] * c["d_k"], bias=bias)
+        self.o_proj = nn.Linear(c["A"] * c["d_k"], c["H"], bias=bias)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q = _rotate(_heads(self.q_proj(x), self.heads), cos, sin)
+        k = _rotate(_heads(self.k_proj(x), self.kv_heads), cos, sin)
+        v = _heads(self.v_proj(x), self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        return self.o_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class LlamaMLP(nn.Module):
+    """SwiGLU: down(silu(gate(x)) * up(x)), three matrices of H×I."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        bias = c.flags["mlp_bias"]
+        self.gate_proj = nn.Linear(c["H"], c["I"], bias=bias)
+        self.up_proj = nn.Linear(c["H"], c["I"], bias=bias)
+        self.down_proj = nn.Linear(c["I"], c["H"], bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = LlamaAttention(c)
+        self.mlp = LlamaMLP(c)
+        self.input_layernorm = RMSNorm(c["H"])
+        self.post_attention_layernorm = RMSNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(LlamaDecoderLayer(c) for _ in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        cos, sin = rotary_angles(self.d_k, input_ids.shape[1], input_ids.device)
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.norm(x)
+
+
+class LlamaForCausalLM(nn.Module):
+    """LLaMA with its output head (``lm_head``, untied unless the config ties it)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.model = LlamaModel(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.model(input_ids))
+
+
+ARCHITECTURES: dict[str, type[nn.Module]] = {
+    "bert": BertModel,
+    "roberta": BertModel,
+    "gpt2": GPT2LMHeadModel,
+    "llama": LlamaForCausalLM,
+}
+
+
+def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
+    """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
+
+    Introduced in ``01_embeddings``.
+    """
+    with torch.device(device):
+        return ARCHITECTURES[config.model_type](config)
+
+
+def build_component(cls: type[nn.Module], config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
+    """One component (``BertEmbeddings``, ``BertLayer``, ``BertPooler`` ...) on the meta device."""
+    with torch.device(device):
+        return cls(config)
