@@ -240,3 +240,11 @@ def load_config(spec: str | Path) -> ModelConfig:
 def raw_config(name: str) -> dict[str, Any]:
     """The unparsed ``data/models/NAME.json`` (for showing a file's own keys)."""
     return read_json(resolve(name))
+
+
+def published() -> dict[str, Any]:
+    """``data/published.json``: figures as papers, model cards and the write-ups state them.
+
+    Introduced in ``00_overview``.
+    """
+    return read_json(DATA_DIR / "published.json")
