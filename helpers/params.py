@@ -96,13 +96,12 @@ def _bert_layer(prefix: str, c: ModelConfig) -> list[Param]:
 
 def _bert(c: ModelConfig) -> list[Param]:
     V, P, T, H = c["V"], c["P"], c["T"], c["H"]
-    rows = [
-        _p("embeddings.word_embeddings.weight", (V, H), EMBEDDINGS, "V*H"),
-        _p("embeddings.position_embeddings.weight", (P, H), EMBEDDINGS, "P*H"),
-        _p("embeddings.token_type_embeddings.weight", (T, H), EMBEDDINGS, "T*H"),
-        _p("embeddings.LayerNorm.weight", (H,), LAYER_NORM, "H"),
-        _p("embeddings.LayerNorm.bias", (H,), LAYER_NORM, "H"),
-    ]
+    word = _p("embeddings.word_embeddings.weight", (V, H), EMBEDDINGS, "V*H")
+    position = _p("embeddings.position_embeddings.weight", (P, H), EMBEDDINGS, "P*H")
+    token_type = _p("embeddings.token_type_embeddings.weight", (T, H), EMBEDDINGS, "T*H")
+    norm = [_p("embeddings.LayerNorm.weight", (H,), LAYER_NORM, "H"), _p("embeddings.LayerNorm.bias", (H,), LAYER_NORM, "H")]
+    # the same tensors; RobertaEmbeddings registers its position table last
+    rows = [word, token_type, *norm, position] if c.model_type == "roberta" else [word, position, token_type, *norm]
     for i in range(c["L"]):
         rows += _bert_layer(f"encoder.layer.{i}.", c)
     rows += [_p("pooler.dense.weight", (H, H), POOLER, "H**2"), _p("pooler.dense.bias", (H,), POOLER, "H")]

@@ -77,6 +77,17 @@ class BertEmbeddings(nn.Module):
         return self.LayerNorm(x)
 
 
+class RobertaEmbeddings(BertEmbeddings):
+    """RoBERTa's embeddings: the same tables, the position table registered last (as transformers does)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.word_embeddings = nn.Embedding(c["V"], c["H"])
+        self.token_type_embeddings = nn.Embedding(c["T"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+        self.position_embeddings = nn.Embedding(c["P"], c["H"])
+
+
 class BertSelfAttention(nn.Module):
     """Q, K, V projections (H×H each, with bias) and the split into A heads of d_k."""
 
@@ -180,7 +191,7 @@ class BertModel(nn.Module):
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.embeddings = BertEmbeddings(c)
+        self.embeddings = RobertaEmbeddings(c) if c.model_type == "roberta" else BertEmbeddings(c)
         self.encoder = BertEncoder(c)
         self.pooler = BertPooler(c)
 

@@ -1,0 +1,1 @@
+"""Tests of the engine, the command line and the notebooks."""

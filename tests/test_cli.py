@@ -1,0 +1,99 @@
+"""``python -m helpers count``: the readable table, the exact JSON schema, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from helpers import count_model, load_config
+
+from .conftest import ROOT, run_cli
+
+
+def test_count_prints_the_breakdown():
+    result = run_cli("count", "bert-base-uncased")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("bert-base-uncased (BertModel: V=30522 H=768")
+    assert any(line.startswith("total") and "109,482,240" in line and "100.00%" in line for line in lines)
+    for component, formula in [("embeddings", "(V + P + T)·H"), ("attention", "L·(4H² + 4H)"),
+                               ("feed-forward", "L·(2H·I + I + H)"), ("layer norm", "2H + L·4H"),
+                               ("pooler", "H² + H")]:
+        assert any(line.startswith(component) and formula in line for line in lines), component
+
+
+def test_count_tensors_lists_every_tensor():
+    result = run_cli("count", "gpt2", "--tensors")
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["transformer.h.11.mlp.c_proj.weight", "[3072,", "768]", "feed-forward", "I·H", "2,359,296", "1.90%"] in rows
+    assert "lm_head" not in result.stdout  # tied to transformer.wte.weight: listed once
+
+
+def test_json_schema_is_exact():
+    result = run_cli("count", "llama-7b", "--json")
+    doc = json.loads(result.stdout)
+    assert list(doc) == ["model", "total", "groups", "parameters"]
+    assert doc["model"] == "llama-7b" and doc["total"] == 6_738_415_616
+    assert doc["groups"] == count_model(load_config("llama-7b")).groups
+    assert all(list(p) == ["name", "shape", "count", "group"] for p in doc["parameters"])
+    assert doc["parameters"][-1] == {"name": "lm_head.weight", "shape": [32000, 4096], "count": 131072000,
+                                     "group": "lm head"}
+    assert sum(p["count"] for p in doc["parameters"]) == doc["total"]
+
+
+def test_path_to_a_config(write_config):
+    path = write_config({"model_type": "bert", "num_hidden_layers": 2})
+    doc = json.loads(run_cli("count", str(path), "--json").stdout)
+    assert doc["model"] == str(path)
+    assert doc["total"] == count_model(load_config(path)).total
+
+
+def test_gpt3_is_exact():
+    doc = json.loads(run_cli("count", "gpt3-175b", "--json").stdout)
+    assert doc["total"] == 174_604_259_328
+
+
+BAD_INPUT = [
+    ('{"model_type": "bert", "hidden_size": 100}', "num_attention_heads"),
+    ('{"model_type": "bert", "num_hidden_layers": "12"}', "num_hidden_layers"),
+    ('{"model_type": "bert", "intermediate_size": -1}', "intermediate_size"),
+    ('{"model_type": "bert", "vocab_size": false}', "vocab_size"),
+    ('{"model_type": "bert", "hidden_size": 768.5}', "hidden_size"),
+    ('{"model_type": "xlnet"}', "model_type"),
+    ('{"hidden_size": 768}', "model_type"),
+    ("[1, 2, 3]", "config"),
+    ('"bert"', "config"),
+    ("not json at all", "CONFIG"),
+    ("", "CONFIG"),
+    ('{"model_type": "llama", "num_key_value_heads": 7}', "num_key_value_heads"),
+    ('{"model_type": "gpt2", "tie_word_embeddings": "no"}', "tie_word_embeddings"),
+]
+
+
+@pytest.mark.parametrize(("content", "field"), BAD_INPUT)
+def test_bad_input_is_one_line_and_exit_2(write_config, content, field):
+    result = run_cli("count", str(write_config(content)))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {field}: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_path_and_directory(tmp_path):
+    for arg in (str(tmp_path / "missing.json"), str(tmp_path), "no-such-model"):
+        result = run_cli("count", arg)
+        assert result.returncode == 2
+        assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: CONFIG: ")
+
+
+def test_cli_does_not_import_torch():
+    code = ("import sys, runpy; sys.argv = ['helpers', 'count', 'bert-base-uncased', '--json'];\n"
+            "try:\n    runpy.run_module('helpers', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,94 @@
+"""The config reader: defaults as transformers has them, and one clear error per malformed field."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import ConfigError, load_config, model_names, parse_config
+from helpers.config import FAMILIES, SUPPORTED
+
+
+def test_shipped_models_are_all_readable():
+    names = model_names()
+    for required in ("bert-base-uncased", "bert-base-cased", "bert-large-uncased", "bert-base-chinese",
+                     "bert-base-multilingual-cased", "roberta-base", "gpt2", "gpt2-medium", "gpt2-large",
+                     "gpt2-xl", "gpt3-175b", "llama-7b", "llama-13b", "llama-33b", "llama-65b", "llama-2-70b"):
+        assert required in names
+    for name in names:
+        assert load_config(name).name == name
+
+
+def test_bert_base_sizes():
+    c = load_config("bert-base-uncased")
+    assert dict(c.sizes) == {"V": 30522, "H": 768, "L": 12, "A": 12, "I": 3072, "P": 512, "T": 2, "d_k": 64}
+    assert c.architecture == "BertModel"
+
+
+@pytest.mark.parametrize("model_type", SUPPORTED)
+def test_missing_keys_take_transformers_defaults(model_type):
+    c = parse_config({"model_type": model_type})
+    for size in FAMILIES[model_type].sizes:
+        if size.default is not None:
+            assert c[size.symbol] == size.default
+
+
+def test_transformers_defaults_agree_with_ours():
+    transformers = pytest.importorskip("transformers")
+    classes = {"bert": transformers.BertConfig, "roberta": transformers.RobertaConfig,
+               "gpt2": transformers.GPT2Config, "llama": transformers.LlamaConfig}
+    for model_type, cls in classes.items():
+        theirs, ours = cls(), parse_config({"model_type": model_type})
+        for size in FAMILIES[model_type].sizes:
+            value = getattr(theirs, size.key)  # None where transformers derives it later (gpt2's n_inner)
+            if value is not None:
+                assert ours[size.symbol] == value, (model_type, size.key)
+        for flag in FAMILIES[model_type].flags:
+            assert bool(getattr(theirs, flag.key)) == flag.default, (model_type, flag.key)
+
+
+def test_derived_sizes():
+    assert parse_config({"model_type": "gpt2", "n_embd": 64, "n_head": 4})["I"] == 256
+    llama = parse_config({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 8})
+    assert (llama["A_kv"], llama["d_k"]) == (8, 8)
+    gqa = parse_config({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 8,
+                        "num_key_value_heads": 2, "head_dim": 16})
+    assert (gqa["A_kv"], gqa["d_k"]) == (2, 16)
+    assert parse_config({"model_type": "gpt2", "n_inner": None})["I"] == 4 * 768
+
+
+BAD = [
+    ([1, 2], "config", "JSON object"),
+    ({}, "model_type", "missing"),
+    ({"model_type": "t5"}, "model_type", "supported: bert, roberta, gpt2, llama"),
+    ({"model_type": "bert", "hidden_size": 100}, "num_attention_heads", "not divisible"),
+    ({"model_type": "bert", "hidden_size": "768"}, "hidden_size", "integer"),
+    ({"model_type": "bert", "hidden_size": 768.0}, "hidden_size", "float"),
+    ({"model_type": "bert", "num_hidden_layers": -2}, "num_hidden_layers", "at least 1"),
+    ({"model_type": "bert", "num_hidden_layers": 0}, "num_hidden_layers", "at least 1"),
+    ({"model_type": "bert", "vocab_size": True}, "vocab_size", "boolean"),
+    ({"model_type": "bert", "add_cross_attention": True}, "add_cross_attention", "not supported"),
+    ({"model_type": "bert", "position_embedding_type": "relative_key"}, "position_embedding_type", "not supported"),
+    ({"model_type": "gpt2", "n_head": 5}, "n_head", "not divisible"),
+    ({"model_type": "gpt2", "tie_word_embeddings": "yes"}, "tie_word_embeddings", "true or false"),
+    ({"model_type": "llama", "num_key_value_heads": 5}, "num_key_value_heads", "not divisible"),
+    ({"model_type": "llama", "head_dim": 0}, "head_dim", "at least 1"),
+    ({"model_type": "llama", "mlp_bias": 1}, "mlp_bias", "true or false"),
+]
+
+
+@pytest.mark.parametrize(("raw", "field", "words"), BAD)
+def test_bad_configs_name_the_field(raw, field, words):
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    assert info.value.field == field
+    assert words in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_path_and_bad_json(write_config, tmp_path):
+    with pytest.raises(ConfigError, match="neither a file nor a model"):
+        load_config(tmp_path / "nope.json")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_config(write_config("{not json"))
+    with pytest.raises(ConfigError, match="not a file"):
+        load_config(tmp_path)
