@@ -1,0 +1,34 @@
+"""The README's command-line examples are real: each ``$ command`` is run and its output compared."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def sessions() -> list[list[tuple[str, str]]]:
+    """Per fenced block that starts with ``$ ``: its (command, expected output) pairs, in order."""
+    blocks = []
+    for block in re.findall(r"```\n(.*?)```", README.read_text(), flags=re.S):
+        if block.startswith("$ "):
+            blocks.append([tuple(chunk.partition("\n")[::2]) for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]])
+    return blocks
+
+
+@pytest.mark.parametrize("session", sessions(), ids=lambda s: s[-1][0])
+def test_readme_session(tmp_path, session):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for command, expected in session:  # one working directory per block, so a block can write a file first
+        result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert result.stdout + result.stderr == expected, command
+
+
+def test_readme_has_examples():
+    assert any(c.startswith("python -m helpers count") for s in sessions() for c, _ in s)
