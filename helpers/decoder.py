@@ -54,19 +54,19 @@ def error_formulas(config: ModelConfig) -> dict[str, str]:
     the feed-forward matrices minus 8·H² per layer (SwiGLU's 3·H·I for LLaMA); ``attention``: the
     attention matrices minus 4·H² per layer (grouped-query attention for LLaMA 2 70B).
     """
+    if config.model_type not in ("gpt2", "llama"):
+        raise ValueError(f"{config.model_type} is not a decoder (gpt2, llama)")
     vocab = "V*H" if config.flags["tie_word_embeddings"] else "2*V*H"
     if config.model_type == "gpt2":
         return {"V·H": vocab, "P·H": "P*H", "linear": "L*(9*H + I) + 2*H",
                 "feed-forward": "L*(2*H*I - 8*H**2)", "attention": "0"}
-    if config.model_type == "llama":
-        linear = "(2*L + 1)*H"
-        if config.flags["attention_bias"]:
-            linear += " + L*(A*d_k + 2*A_kv*d_k + H)"
-        if config.flags["mlp_bias"]:
-            linear += " + L*(2*I + H)"
-        return {"V·H": vocab, "P·H": "0", "linear": linear,
-                "feed-forward": "L*(3*H*I - 8*H**2)", "attention": "L*(2*A*d_k*H + 2*A_kv*d_k*H - 4*H**2)"}
-    raise ValueError(f"{config.model_type} is not a decoder (gpt2, llama)")
+    linear = "(2*L + 1)*H"
+    if config.flags["attention_bias"]:
+        linear += " + L*(A*d_k + 2*A_kv*d_k + H)"
+    if config.flags["mlp_bias"]:
+        linear += " + L*(2*I + H)"
+    return {"V·H": vocab, "P·H": "0", "linear": linear,
+            "feed-forward": "L*(3*H*I - 8*H**2)", "attention": "L*(2*A*d_k*H + 2*A_kv*d_k*H - 4*H**2)"}
 
 
 def error_parts(config: ModelConfig) -> dict[str, int]:
