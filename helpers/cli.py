@@ -4,8 +4,12 @@ Introduced in ``00_overview``. It never imports torch, so it answers in a fracti
 
     python -m helpers count bert-base-uncased
     python -m helpers count path/to/config.json --json
+    python -m helpers flops bert-base-uncased --batch 1 --seq-len 128
+    python -m helpers memory llama-7b --batch 1 --seq-len 2048 --dtype fp16
 
-A config that cannot be counted gets one line on stderr naming the field, and exit code 2.
+A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``), gets one
+line on stderr naming the field, and exit code 2. ``flops`` and ``memory`` come from
+``08_flops_and_memory``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Sequence
 
 from .config import ConfigError, ModelConfig, load_config, model_names
 from .count import breakdown, count_model, describe, tensor_table, to_json
+from . import flops as _flops
+from . import memory as _memory
 
 EXIT_BAD_INPUT = 2
 
@@ -34,7 +40,7 @@ def _count(config: ModelConfig, args: argparse.Namespace) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m helpers",
-        description="Exact parameter counts for Transformer configs (Hugging Face config.json).",
+        description="Exact parameter counts, FLOPs and memory for Transformer configs (Hugging Face config.json).",
         epilog=f"Shipped models (data/models/): {', '.join(model_names())}",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -43,9 +49,76 @@ def _parser() -> argparse.ArgumentParser:
     count.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
     count.add_argument("--tensors", action="store_true", help="also list every tensor (text output only)")
     count.set_defaults(run=_count)
+
+    flops = commands.add_parser("flops", help="matrix-multiply FLOPs of one forward pass, by component")
+    flops.add_argument("config", metavar="CONFIG", help="a config.json path or a model name in data/models/")
+    flops.add_argument("--batch", metavar="B", help="sequences in the batch (required)")
+    flops.add_argument("--seq-len", metavar="S", help="tokens per sequence (required)")
+    flops.add_argument("--json", action="store_true", help="print a JSON document instead of tables")
+    flops.set_defaults(run=_flops_command)
+
+    memory = commands.add_parser("memory", help="bytes of weights, training state, KV cache and activations")
+    memory.add_argument("config", metavar="CONFIG", help="a config.json path or a model name in data/models/")
+    memory.add_argument("--batch", metavar="B", help="sequences in the batch (default 1)")
+    memory.add_argument("--seq-len", metavar="S", help="tokens per sequence (default: the model's context length)")
+    memory.add_argument("--dtype", metavar="DTYPE", default="fp16",
+                        help=f"inference weights and KV cache: {', '.join(_memory.DTYPE_BITS)} (default fp16)")
+    memory.add_argument("--json", action="store_true", help="print a JSON document instead of tables")
+    memory.set_defaults(run=_memory_command)
     return parser
 
 
+
+def _positive(option: str, value: str | None, default: int | None = None) -> int:
+    """An option's value as a positive integer, or a ConfigError naming the option."""
+    if value is None:
+        if default is None:
+            raise ConfigError(option, "is required (a positive integer)")
+        return default
+    try:
+        number = int(value, 10)
+    except ValueError:
+        raise ConfigError(option, f"must be a positive integer, got {value!r}") from None
+    if number < 1:
+        raise ConfigError(option, f"must be a positive integer, got {number}")
+    return number
+
+
+def _batch_and_length(config: ModelConfig, args: argparse.Namespace, required: bool) -> tuple[int, int]:
+    """--batch and --seq-len, checked against the positions the model has."""
+    longest = _flops.max_seq_len(config)
+    batch = _positive("--batch", args.batch, None if required else 1)
+    # memory's default length: what the position table covers (LLaMA: its trained context, P)
+    seq_len = _positive("--seq-len", args.seq_len, None if required else (config["P"] if longest is None else longest))
+    if longest is not None and seq_len > longest:
+        raise ConfigError("--seq-len", f"{config.name} has positions for at most {longest} tokens, got {seq_len}")
+    return batch, seq_len
+
+
+def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    batch, seq_len = _batch_and_length(config, args, required=True)
+    result = _flops.forward_flops(config, batch, seq_len)
+    if args.json:
+        return json.dumps(_flops.to_json(result))
+    text = [describe(config), "",
+            f"one forward pass on B = {batch} × S = {seq_len} tokens: matrix multiplies only, 2 FLOPs per multiply-add;",
+            "training = forward + backward (backward = 2 × forward for every matmul a gradient flows through)", "",
+            _flops.flop_breakdown(result), "", _flops.six_n_d_breakdown(result)]
+    if _flops.ROTARY in result.by_component():
+        extra = _flops.forward_flops(config, batch, seq_len, rotary_matmul=True).forward - result.forward
+        text += ["", f"rotary angles: 0 as transformers 5 builds them (elementwise); helpers.torch_ref builds them"
+                     f" with a matmul of batch 1 (d_k·S = {extra:,} FLOPs more)"]
+    return "\n".join(text)
+
+
+def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    batch, seq_len = _batch_and_length(config, args, required=False)
+    if args.dtype not in _memory.DTYPE_BITS:
+        raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
+    result = _memory.Memory(config, batch, seq_len, args.dtype)
+    if args.json:
+        return json.dumps(_memory.to_json(result))
+    return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

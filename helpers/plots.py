@@ -108,7 +108,7 @@ def error_parts_bars(parts: Mapping[str, Mapping[str, int]], totals: Mapping[str
 
 # --- added for 05_pooler_and_heads and 06_full_bert ------------------------------------------------
 
-from typing import Sequence  # noqa: E402
+from typing import Sequence, SupportsFloat  # noqa: E402
 
 
 def stacked_bars(columns: Mapping[str, Mapping[str, int]], title: str, ax: plt.Axes | None = None) -> plt.Axes:
@@ -136,8 +136,8 @@ def stacked_bars(columns: Mapping[str, Mapping[str, int]], title: str, ax: plt.A
     return ax
 
 
-def share_lines(widths: Sequence[int], shares: Mapping[str, Sequence[float]], title: str,
-                ax: plt.Axes | None = None) -> plt.Axes:
+def share_lines(widths: Sequence[int], shares: Mapping[str, Sequence[SupportsFloat]], title: str,
+                ax: plt.Axes | None = None, xlabel: str = "hidden size H") -> plt.Axes:
     """Each component's share of the total (in percent) against the hidden size H, H on a log-2 axis.
 
     Introduced in ``06_full_bert``.
@@ -148,7 +148,7 @@ def share_lines(widths: Sequence[int], shares: Mapping[str, Sequence[float]], ti
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(widths), [str(w) for w in widths])
     ax.minorticks_off()
-    ax.set_xlabel("hidden size H (I = 4H, A = H/64, L = 12, V = 30522)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("share of all parameters (%)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=9)
@@ -164,31 +164,39 @@ from matplotlib.patches import Rectangle  # noqa: E402
 
 from .params import Param  # noqa: E402
 
+
 def vocab_share_plot(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
                      points: Mapping[str, tuple[int, float, str]], title: str,
                      ax: plt.Axes | None = None) -> plt.Axes:
     """The embedding tables' share of the total (in percent) against the vocabulary size V.
 
     ``curves`` maps a label to ``(V values, shares)`` for one shape (H, L, I ... fixed); ``points``
-    maps a model name to ``(V, share, colour)``, drawn as labelled dots. Introduced in ``01_embeddings``.
+    maps a model name to ``(V, share, colour)``, drawn as labelled dots (each label goes to the first
+    side where it overlaps no earlier label). Introduced in ``01_embeddings``.
     """
     ax = ax or plt.subplots()[1]
     for (label, (xs, ys)), style in zip(curves.items(), ("-", "--", ":", "-.")):
         ax.plot(list(xs), [100 * y for y in ys], style, color="#4C72B0", label=label, linewidth=1.5)
-    span = max(x for x, _, _ in points.values()) - min(x for x, _, _ in points.values())
-    right: list[tuple[int, float]] = []  # points labelled on their right so far
+    xs_all = [x for xs, _ in curves.values() for x in xs] + [x for x, _, _ in points.values()]
+    ax.set_xlim(0, 1.08 * max(xs_all))
+    ax.set_ylim(0, 65)
+    renderer = ax.figure.canvas.get_renderer()
+    placed = []
+    sides = ((6, -3, "left", "top"), (-6, 3, "right", "bottom"), (6, 3, "left", "bottom"), (-6, -3, "right", "top"))
     for name, (x, y, colour) in sorted(points.items(), key=lambda item: item[1][0]):
         ax.scatter([x], [100 * y], color=colour, zorder=3)
-        crowded = any(abs(x - x0) < 0.05 * span and abs(100 * (y - y0)) < 5 for x0, y0 in right)
-        offset, align = ((-6, 4), "right") if crowded else ((6, -14), "left")
-        if not crowded:
-            right.append((x, y))
-        ax.annotate(f"{name}\n{100 * y:.1f}%", (x, 100 * y), textcoords="offset points", xytext=offset,
-                    ha=align, fontsize=8)
+        for dx, dy, ha, va in sides:
+            text = ax.annotate(f"{name} {100 * y:.1f}%", (x, 100 * y), textcoords="offset points",
+                               xytext=(dx, dy), ha=ha, va=va, fontsize=8)
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            if (dx, dy) != sides[-1][:2]:
+                text.remove()
+        placed.append(box)
     ax.set_xlabel("vocabulary size V")
     ax.set_ylabel("embeddings, % of all parameters")
     ax.xaxis.set_major_formatter(lambda v, _: f"{v / 1000:,.0f}k")
-    ax.set_ylim(0, 65)
     ax.legend(loc="lower right", fontsize=9)
     ax.set_title(title)
     return ax

@@ -9,6 +9,7 @@ attention), so ``torch.utils.flop_counter.FlopCounterMode`` can count its matrix
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 import torch
 from torch import nn
@@ -444,3 +445,49 @@ def build_component(cls: type[nn.Module], config: ModelConfig, device: str | tor
     """One component (``BertEmbeddings``, ``BertLayer``, ``BertPooler`` ...) on the meta device."""
     with torch.device(device):
         return cls(config)
+
+
+# --- added for 08_flops_and_memory: the KV cache, tensor bytes, FLOP counting -----------------------
+
+def llama_key_values(model: LlamaForCausalLM, input_ids: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The keys and values each layer of a reference LLaMA keeps for generation: its KV cache.
+
+    Introduced in ``08_flops_and_memory``. Runs the model's layers on ``input_ids`` and returns, per
+    layer, the rotated keys and the values as attention uses them before the query groups share
+    them: ``[B, A_kv, S, d_k]`` each (what transformers stores in ``past_key_values``).
+    """
+    inner = model.model
+    cos, sin = rotary_angles(inner.d_k, input_ids.shape[1], input_ids.device)
+    x = inner.embed_tokens(input_ids)
+    cache = []
+    for layer in inner.layers:
+        attn, h = layer.self_attn, layer.input_layernorm(x)
+        cache.append((_rotate(_heads(attn.k_proj(h), attn.kv_heads), cos, sin), _heads(attn.v_proj(h), attn.kv_heads)))
+        x = layer(x, cos, sin)
+    return cache
+
+
+def tensor_bytes(tensors: Iterable[torch.Tensor]) -> int:
+    """Bytes the tensors occupy (``numel × element_size`` summed): what a memory formula must match.
+
+    Introduced in ``08_flops_and_memory``.
+    """
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def flop_count(module: nn.Module, batch: int, seq_len: int, backward: bool = False) -> int:
+    """Matmul FLOPs ``FlopCounterMode`` counts for one forward pass (and backward) on token ids 0.
+
+    Introduced in ``08_flops_and_memory``. The input lives on the module's device (meta: shapes only,
+    nothing computed); with ``backward`` the sum of every output is differentiated.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    device = next(module.parameters()).device
+    input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
+    with FlopCounterMode(display=False) as counter:
+        out = module(input_ids)
+        if backward:
+            outputs = out if isinstance(out, tuple) else (out,)
+            sum(t.sum() for t in outputs).backward()
+    return counter.get_total_flops()

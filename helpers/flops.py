@@ -1,0 +1,288 @@
+"""Matrix-multiply FLOPs of one forward pass, component by component, derived from the parameter table.
+
+Introduced in ``08_flops_and_memory``; ``python -m helpers flops`` prints it. It never imports torch.
+
+What is counted is what ``torch.utils.flop_counter.FlopCounterMode`` counts: matrix multiplies only,
+2 FLOPs per multiply-add (``2·m·n·k``); a bias add, a norm, a softmax or an embedding lookup costs 0.
+
+* A linear layer whose weight has ``in·out`` entries, applied to ``t`` tokens, costs ``2·t·in·out``: the
+  attention projections, the feed-forward matrices and the LM head run on every one of the ``B·S``
+  tokens; BERT's pooler runs on the [CLS] token only (``t = B``). An embedding table is a lookup (0),
+  unless the LM head is tied to it: then the same table is also a ``V×H`` matrix multiply.
+* Attention itself has no parameters but two matmuls of ``S×S`` per head (scores ``QKᵀ`` and the
+  weighted sum of values), ``2·2·B·S²·d_k`` FLOPs per head, as eager attention computes them in full
+  (causal models too: the mask is applied after the multiply).
+* LLaMA's rotary angles: ``helpers.torch_ref`` (like transformers 4.x) builds them with one small
+  matmul ``inv_freq @ positions`` of batch 1, ``[d_k/2, 1] @ [1, S]``: ``d_k·S`` FLOPs, independent of
+  ``B``. transformers 5 builds them elementwise (``positions[..., None] * inv_freq``), which counts 0.
+  :func:`forward_flops` takes ``rotary_matmul`` to say which.
+
+Training: the backward pass of ``y = x·W`` costs two matmuls of the same size (``∂x`` and ``∂W``), so a
+matmul whose operands need gradients costs 3× its forward FLOPs; the rotary matmul (buffers and
+positions only) is not differentiated and costs 1×.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import ModelConfig
+from .params import (
+    ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, POOLER, Param, evaluate, param_table, render, total,
+)
+from .report import fmt_int, fmt_share, table
+
+ATTENTION_PROJECTIONS = "attention projections"
+ATTENTION_SCORES = "attention scores/values"
+ROTARY = "rotary angles"
+
+# the component a weight matrix of each parameter group is counted under
+_MATMUL_GROUPS = {ATTENTION: ATTENTION_PROJECTIONS, FEED_FORWARD: FEED_FORWARD, POOLER: POOLER, LM_HEAD: LM_HEAD}
+
+# per family: component -> formula over the config's symbols and B (batch), S (sequence length)
+_BERT = {
+    EMBEDDINGS: "0",
+    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
+    ATTENTION_SCORES: "4*L*B*S**2*H",
+    FEED_FORWARD: "4*L*B*S*H*I",
+    LAYER_NORM: "0",
+    POOLER: "2*B*H**2",
+}
+_GPT2 = {
+    EMBEDDINGS: "0",
+    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
+    ATTENTION_SCORES: "4*L*B*S**2*H",
+    FEED_FORWARD: "4*L*B*S*H*I",
+    LAYER_NORM: "0",
+    LM_HEAD: "2*B*S*V*H",
+}
+_LLAMA = {
+    EMBEDDINGS: "0",
+    ROTARY: "d_k*S",
+    ATTENTION_PROJECTIONS: "4*L*B*S*H*d_k*(A + A_kv)",
+    ATTENTION_SCORES: "4*L*B*S**2*A*d_k",
+    FEED_FORWARD: "6*L*B*S*H*I",
+    LAYER_NORM: "0",
+    LM_HEAD: "2*B*S*V*H",
+}
+_FORMULAS = {"bert": _BERT, "roberta": _BERT, "gpt2": _GPT2, "llama": _LLAMA}
+
+# the token table an LM head reuses when ``tie_word_embeddings`` is set
+_TIED_TABLE = {"gpt2": "transformer.wte.weight", "llama": "model.embed_tokens.weight"}
+
+
+@dataclass(frozen=True)
+class FlopLine:
+    """One component of a forward pass: its formula, its forward FLOPs and its backward FLOPs."""
+
+    component: str
+    formula: str
+    forward: int
+    backward: int
+
+    @property
+    def training(self) -> int:
+        """Forward + backward FLOPs of this component in one training step."""
+        return self.forward + self.backward
+
+
+@dataclass(frozen=True)
+class Flops:
+    """The FLOPs of one forward pass (and one training step) of a model on a ``B × S`` batch."""
+
+    config: ModelConfig
+    batch: int
+    seq_len: int
+    lines: tuple[FlopLine, ...]
+
+    @property
+    def tokens(self) -> int:
+        """D = B·S, the tokens in the batch."""
+        return self.batch * self.seq_len
+
+    @property
+    def forward(self) -> int:
+        return sum((line.forward for line in self.lines), 0)
+
+    @property
+    def backward(self) -> int:
+        return sum((line.backward for line in self.lines), 0)
+
+    @property
+    def training(self) -> int:
+        """Forward + backward: 3× forward for every matmul a gradient flows through."""
+        return self.forward + self.backward
+
+    def by_component(self) -> dict[str, int]:
+        """Forward FLOPs per component, in table order."""
+        return {line.component: line.forward for line in self.lines}
+
+
+def tied_table(config: ModelConfig) -> str | None:
+    """The name of the embedding table the LM head reuses as a matmul, or None (untied, or no LM head)."""
+    if config.model_type in _TIED_TABLE and config.flags.get("tie_word_embeddings"):
+        return _TIED_TABLE[config.model_type]
+    return None
+
+
+def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -> int:
+    """How many tokens a parameter tensor multiplies in a forward pass (0: not a matmul weight).
+
+    Introduced in ``08_flops_and_memory``. Weight matrices (2-D, outside the embeddings) see all
+    ``B·S`` tokens, the pooler only the ``B`` [CLS] tokens; a tied token table is also the LM head.
+    Biases and norm gains (1-D) and embedding lookups are 0.
+    """
+    if len(param.shape) != 2:
+        return 0
+    if param.group == EMBEDDINGS:
+        return batch * seq_len if param.name == tied_table(config) else 0
+    return batch if param.group == POOLER else batch * seq_len
+
+
+def flop_formulas(config: ModelConfig, rotary_matmul: bool = False) -> dict[str, str]:
+    """Forward FLOPs of each component as formulas over the config's symbols and ``B``, ``S``.
+
+    Introduced in ``08_flops_and_memory``.
+    """
+    formulas = dict(_FORMULAS[config.model_type])
+    if ROTARY in formulas and not rotary_matmul:
+        formulas[ROTARY] = "0"
+    return formulas
+
+
+def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]:
+    """Forward FLOPs of every parameterised component, summed tensor by tensor: 2·tokens·in·out."""
+    counted: dict[str, int] = {}
+    for p in param_table(config):
+        tokens = matmul_tokens(p, config, batch, seq_len)
+        component = LM_HEAD if p.group == EMBEDDINGS else _MATMUL_GROUPS.get(p.group, p.group)
+        if tokens:
+            counted[component] = counted.get(component, 0) + 2 * tokens * p.count
+    return counted
+
+
+def forward_flops(config: ModelConfig, batch: int, seq_len: int, rotary_matmul: bool = False) -> Flops:
+    """Matmul FLOPs of one forward pass on ``batch × seq_len`` tokens, by component, with backward FLOPs.
+
+    Introduced in ``08_flops_and_memory``. Every weight matrix is counted from the parameter table
+    (``2·tokens·in·out``) and checked against its component formula; the attention ``S×S`` matmuls and
+    the rotary angles, which have no parameters, come from their formulas. ``rotary_matmul=True``
+    counts LLaMA's rotary angles as ``helpers.torch_ref`` builds them (a matmul, ``d_k·S``);
+    ``False`` as transformers 5 does (elementwise, 0).
+    """
+    if batch < 1 or seq_len < 1:
+        raise ValueError(f"batch and seq_len must be positive, got {batch} and {seq_len}")
+    formulas = flop_formulas(config, rotary_matmul)
+    values = {name: evaluate(formula, config, B=batch, S=seq_len) for name, formula in formulas.items()}
+    counted = _from_table(config, batch, seq_len)
+    assert set(counted) <= set(formulas), (list(counted), list(formulas))
+    for component in formulas:
+        if component not in (ATTENTION_SCORES, ROTARY):  # the only lines without parameters
+            assert values[component] == counted.get(component, 0), (component, formulas[component])
+    lines = tuple(
+        FlopLine(name, formulas[name], values[name], 0 if name == ROTARY else 2 * values[name]) for name in formulas
+    )
+    return Flops(config, batch, seq_len, lines)
+
+
+# --- the 6·N·D rule ------------------------------------------------------------------------------
+
+def six_n_d(config: ModelConfig, batch: int, seq_len: int) -> int:
+    """The rule of thumb for one training step: 6 × parameters × tokens (N = every parameter, D = B·S)."""
+    return 6 * total(param_table(config)) * batch * seq_len
+
+
+def six_n_d_gap(flops: Flops) -> dict[str, int]:
+    """Why ``6·N·D`` and the counted training FLOPs differ, term by term (they sum to ``6·N·D − training``).
+
+    Introduced in ``08_flops_and_memory``. 6·N·D charges every parameter 6 FLOPs per token; the count
+    charges 6 per token only to weight matrices. Positive terms: parameters 6·N·D charges but no matmul
+    uses per token; negative terms: matmuls without parameters, which 6·N·D does not see.
+    """
+    c, B, D = flops.config, flops.batch, flops.tokens
+    params = param_table(c)
+    lookups = sum((p.count for p in params if p.group == EMBEDDINGS and not matmul_tokens(p, c, B, flops.seq_len)), 0)
+    elementwise = sum((p.count for p in params if len(p.shape) == 1), 0)
+    pooler = sum((p.count for p in params if p.group == POOLER and len(p.shape) == 2), 0)
+    parts = flops.by_component()
+    gap = {
+        "embedding tables (lookups, no matmul)": 6 * D * lookups,
+        "biases and norm gains (elementwise)": 6 * D * elementwise,
+    }
+    if POOLER in parts:
+        gap["pooler on the [CLS] token only"] = 6 * (D - B) * pooler
+    gap["attention scores/values (S², no parameters)"] = -3 * parts[ATTENTION_SCORES]
+    if ROTARY in parts:
+        gap["rotary angles (no parameters, no backward)"] = -parts[ROTARY]
+    assert sum(gap.values()) == six_n_d(c, B, flops.seq_len) - flops.training
+    return gap
+
+
+# --- what a model can run ------------------------------------------------------------------------
+
+def max_seq_len(config: ModelConfig) -> int | None:
+    """The longest sequence the model's position table covers, or None (LLaMA: rotary, no table).
+
+    Introduced in ``08_flops_and_memory``. RoBERTa numbers positions from ``padding_idx + 1 = 2``
+    (transformers' default ``pad_token_id = 1``), so it runs at most ``P − 2`` tokens.
+    """
+    if config.model_type == "llama":
+        return None
+    if config.model_type == "roberta":
+        return config["P"] - 2
+    return config["P"]
+
+
+# --- output ---------------------------------------------------------------------------------------
+
+def flop_breakdown(flops: Flops) -> str:
+    """The per-component table: formula, forward FLOPs, share of the forward pass, training FLOPs.
+
+    Introduced in ``08_flops_and_memory``.
+    """
+    whole = flops.forward
+    rows = [(line.component, render(line.formula), fmt_int(line.forward), fmt_share(line.forward, whole),
+             fmt_int(line.training)) for line in flops.lines]
+    rows.append(("total", "", fmt_int(whole), fmt_share(whole, whole), fmt_int(flops.training)))
+    return table(("component", "formula", "forward FLOPs", "share", "training FLOPs"), rows, right=(2, 3, 4))
+
+
+def six_n_d_breakdown(flops: Flops) -> str:
+    """Counted training FLOPs beside 6·N·D, and the terms that make up their difference.
+
+    Introduced in ``08_flops_and_memory``.
+    """
+    c = flops.config
+    N, D = total(param_table(c)), flops.tokens
+    rule = six_n_d(c, flops.batch, flops.seq_len)
+    rows = [
+        ("training (counted: forward + backward)", fmt_int(flops.training)),
+        (f"6·N·D (N = {fmt_int(N)}, D = B·S = {fmt_int(D)})", fmt_int(rule)),
+        ("6·N·D − training", fmt_int(rule - flops.training)),
+    ]
+    rows += [(f"  {reason}", f"{value:+,}") for reason, value in six_n_d_gap(flops).items()]
+    return table(("", "FLOPs"), rows, right=(1,))
+
+
+def to_json(flops: Flops) -> dict[str, object]:
+    """The ``python -m helpers flops --json`` document."""
+    c = flops.config
+    return {
+        "model": c.name,
+        "batch": flops.batch,
+        "seq_len": flops.seq_len,
+        "tokens": flops.tokens,
+        "forward_flops": flops.forward,
+        "training_flops": flops.training,
+        "breakdown": [
+            {"component": line.component, "formula": line.formula, "forward_flops": line.forward,
+             "training_flops": line.training}
+            for line in flops.lines
+        ],
+        "six_n_d": {
+            "parameters": total(param_table(c)),
+            "tokens": flops.tokens,
+            "flops": six_n_d(c, flops.batch, flops.seq_len),
+            "minus_training_flops": six_n_d_gap(flops),
+        },
+    }

@@ -1,0 +1,249 @@
+"""FLOPs from the parameter tables == what ``torch.utils.flop_counter.FlopCounterMode`` counts.
+
+Forward and forward + backward, on the meta device with eager attention and no attention mask, against
+transformers' own models (BertModel / RobertaModel with pooler, GPT2LMHeadModel, LlamaForCausalLM) and
+against the plain-torch reference models of ``helpers.torch_ref``; then the ``flops`` command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import LM_HEAD, POOLER, count_model, load_config, param_table, parse_config
+from helpers.flops import (
+    ATTENTION_PROJECTIONS, ATTENTION_SCORES, ROTARY, flop_breakdown, forward_flops, max_seq_len, six_n_d,
+    six_n_d_gap,
+)
+
+from .conftest import ROOT, run_cli
+from .strategies import bert_configs, gpt2_configs, llama_configs
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from helpers import torch_ref  # noqa: E402
+
+CLASSES = {"bert": "BertModel", "roberta": "RobertaModel", "gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM"}
+STRATEGIES = {
+    "bert": bert_configs("bert"),
+    "roberta": bert_configs("roberta"),
+    "gpt2": gpt2_configs(),
+    "llama": llama_configs(),
+}
+
+
+def hf_model(raw: dict):
+    """transformers' model for a raw config, on the meta device, with eager (full S×S) attention."""
+    config = transformers.AutoConfig.for_model(**raw)
+    config._attn_implementation = "eager"
+    with torch.device("meta"):
+        return getattr(transformers, CLASSES[raw["model_type"]])(config)
+
+
+def _scalar(out) -> "torch.Tensor":
+    """One scalar from every output a model returns, to run the backward pass through all of them."""
+    if isinstance(out, torch.Tensor):
+        return out.sum()
+    if isinstance(out, tuple):  # the reference BertModel: (hidden states, pooled)
+        return sum(t.sum() for t in out)
+    if getattr(out, "logits", None) is not None:
+        return out.logits.sum()
+    return out.last_hidden_state.sum() + out.pooler_output.sum()
+
+
+def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -> int:
+    """FlopCounterMode's total for one forward pass (and its backward pass) on meta input_ids."""
+    input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device="meta")
+    with FlopCounterMode(display=False) as counter:
+        out = model(input_ids, **kwargs)
+        if backward:
+            _scalar(out).backward()
+    return counter.get_total_flops()
+
+
+def hf_kwargs(model_type: str) -> dict:
+    # Decoders get a cache: without one, transformers 5 checks position_ids for packed sequences with a
+    # data-dependent .item(), which meta tensors cannot answer. The cache adds no matmul.
+    return {} if model_type in ("bert", "roberta") else {"use_cache": True}
+
+
+@st.composite
+def cases(draw, model_type: str) -> tuple[dict, int, int]:
+    """A random small config of ``model_type`` with a batch size and a length its positions allow."""
+    raw = draw(STRATEGIES[model_type])
+    longest = max_seq_len(parse_config(raw))
+    if longest is not None and longest < 1:  # RoBERTa needs P >= 3
+        raw["max_position_embeddings"] = 3
+        longest = 1
+    seq_len = draw(st.integers(1, min(longest or 12, 12)))
+    return raw, draw(st.integers(1, 3)), seq_len
+
+
+@pytest.mark.parametrize("model_type", list(CLASSES))
+@given(data=st.data())
+@settings(max_examples=15, deadline=None)
+def test_transformers_forward_and_backward(model_type, data):
+    raw, B, S = data.draw(cases(model_type))
+    flops = forward_flops(parse_config(raw), B, S)  # transformers 5: rotary angles elementwise, 0 FLOPs
+    model = hf_model(raw)
+    assert counted(model, B, S, **hf_kwargs(model_type)) == flops.forward
+    assert counted(model, B, S, backward=True, **hf_kwargs(model_type)) == flops.training
+
+
+@pytest.mark.parametrize("model_type", list(CLASSES))
+@given(data=st.data())
+@settings(max_examples=15, deadline=None)
+def test_reference_forward_and_backward(model_type, data):
+    raw, B, S = data.draw(cases(model_type))
+    flops = forward_flops(parse_config(raw), B, S, rotary_matmul=True)  # torch_ref: inv_freq @ positions
+    model = torch_ref.build(parse_config(raw))
+    assert counted(model, B, S) == flops.forward
+    assert counted(model, B, S, backward=True) == flops.training
+
+
+def test_flop_count_helper_of_the_reference():
+    """``helpers.torch_ref.flop_count`` (used by notebook 08) counts what FlopCounterMode counts here."""
+    for name in ("bert-base-uncased", "gpt2", "llama-7b"):
+        c = load_config(name)
+        flops = forward_flops(c, 2, 16, rotary_matmul=True)
+        assert torch_ref.flop_count(torch_ref.build(c), 2, 16) == counted(torch_ref.build(c), 2, 16) == flops.forward
+        assert torch_ref.flop_count(torch_ref.build(c), 2, 16, backward=True) == flops.training
+
+
+def test_bert_base_is_the_measured_figure():
+    c = load_config("bert-base-uncased")
+    flops = forward_flops(c, 1, 128)
+    assert flops.forward == 22_348_431_360  # FlopCounterMode on transformers' BertModel (REFERENCE.md)
+    assert counted(hf_model(json.loads((ROOT / "data/models/bert-base-uncased.json").read_text())), 1, 128) == flops.forward
+    assert counted(torch_ref.build(c), 1, 128) == flops.forward
+
+
+@pytest.mark.parametrize(("name", "B", "S"), [("gpt2", 2, 64), ("llama-2-70b", 1, 32), ("roberta-base", 1, 512)])
+def test_shipped_models_against_the_reference(name, B, S):
+    c = load_config(name)
+    assert counted(torch_ref.build(c), B, S) == forward_flops(c, B, S, rotary_matmul=True).forward
+
+
+def test_gqa_projections_and_scores():
+    """LLaMA 2 70B: K and V project to A_kv·d_k = H/8; the S×S matmuls still run over all A query heads."""
+    c = load_config("llama-2-70b")
+    H, L, A, A_kv, d_k = c["H"], c["L"], c["A"], c["A_kv"], c["d_k"]
+    assert A_kv < A
+    parts = forward_flops(c, 1, 2048).by_component()
+    assert parts[ATTENTION_PROJECTIONS] == L * 2 * 2048 * (2 * H * H + 2 * H * A_kv * d_k)
+    assert parts[ATTENTION_SCORES] == L * 2 * 2 * 2048**2 * A * d_k
+
+
+def test_rotary_matmul_is_d_k_times_s_and_has_no_backward():
+    c = load_config("llama-7b")
+    with_matmul, without = forward_flops(c, 4, 100, rotary_matmul=True), forward_flops(c, 4, 100)
+    assert with_matmul.by_component()[ROTARY] == c["d_k"] * 100  # batch 1 whatever B is
+    assert without.by_component()[ROTARY] == 0
+    assert with_matmul.training - without.training == c["d_k"] * 100
+
+
+def test_lm_head_and_pooler_tokens():
+    gpt2, bert = load_config("gpt2"), load_config("bert-base-uncased")
+    assert forward_flops(gpt2, 3, 10).by_component()[LM_HEAD] == 2 * 3 * 10 * gpt2["V"] * gpt2["H"]  # tied wte
+    assert forward_flops(bert, 3, 10).by_component()[POOLER] == 2 * 3 * bert["H"] ** 2  # [CLS] only
+
+
+@pytest.mark.parametrize("name", ["bert-base-uncased", "gpt2", "llama-7b", "llama-2-70b"])
+def test_six_n_d_gap_adds_up(name):
+    c = load_config(name)
+    S = min(max_seq_len(c) or 2048, 2048)
+    flops = forward_flops(c, 2, S)
+    gap = six_n_d_gap(flops)
+    assert sum(gap.values()) == six_n_d(c, 2, S) - flops.training
+    assert six_n_d(c, 2, S) == 6 * count_model(c).total * 2 * S
+    tables = sum(p.count for p in param_table(c) if p.group == "embeddings")
+    if c.flags.get("tie_word_embeddings"):  # the token table is the LM head: a matmul after all
+        tables -= c["V"] * c["H"]
+    assert gap["embedding tables (lookups, no matmul)"] == 6 * 2 * S * tables
+    assert gap["attention scores/values (S², no parameters)"] == -3 * flops.by_component()[ATTENTION_SCORES]
+
+
+def test_training_is_three_times_forward_without_rotary():
+    for name in ("bert-base-uncased", "gpt2", "llama-7b"):
+        flops = forward_flops(load_config(name), 1, 512)
+        assert flops.training == 3 * flops.forward
+
+
+def test_bad_sizes_are_refused():
+    with pytest.raises(ValueError):
+        forward_flops(load_config("gpt2"), 0, 10)
+
+
+def test_breakdown_table_ends_with_the_total():
+    text = flop_breakdown(forward_flops(load_config("bert-base-uncased"), 1, 128))
+    assert text.splitlines()[-1].split()[:2] == ["total", "22,348,431,360"]
+
+
+# --- command line ---------------------------------------------------------------------------------
+
+def test_cli_text():
+    result = run_cli("flops", "bert-base-uncased", "--batch", "1", "--seq-len", "128")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("total") and "22,348,431,360" in line for line in lines)
+    for component, formula in [("attention projections", "8L·B·S·H²"), ("attention scores/values", "4L·B·S²·H"),
+                               ("feed-forward", "4L·B·S·H·I"), ("pooler", "2B·H²"), ("embeddings", "0")]:
+        assert any(line.startswith(component) and formula in line for line in lines), component
+    assert any(line.startswith("6·N·D (N = 109,482,240") for line in lines)
+
+
+def test_cli_json_schema():
+    result = run_cli("flops", "llama-2-70b", "--batch", "2", "--seq-len", "300", "--json")
+    doc = json.loads(result.stdout)
+    flops = forward_flops(load_config("llama-2-70b"), 2, 300)
+    assert list(doc) == ["model", "batch", "seq_len", "tokens", "forward_flops", "training_flops", "breakdown", "six_n_d"]
+    assert (doc["model"], doc["batch"], doc["seq_len"], doc["tokens"]) == ("llama-2-70b", 2, 300, 600)
+    assert doc["forward_flops"] == flops.forward and doc["training_flops"] == flops.training
+    assert all(list(row) == ["component", "formula", "forward_flops", "training_flops"] for row in doc["breakdown"])
+    assert sum(row["forward_flops"] for row in doc["breakdown"]) == doc["forward_flops"]
+    assert sum(row["training_flops"] for row in doc["breakdown"]) == doc["training_flops"]
+    rule = doc["six_n_d"]
+    assert rule["flops"] == 6 * rule["parameters"] * rule["tokens"]
+    assert sum(rule["minus_training_flops"].values()) == rule["flops"] - doc["training_flops"]
+
+
+BAD = [
+    (["--batch", "0", "--seq-len", "5"], "--batch"),
+    (["--batch", "1", "--seq-len", "-3"], "--seq-len"),
+    (["--batch", "two", "--seq-len", "5"], "--batch"),
+    (["--batch", "1.5", "--seq-len", "5"], "--batch"),
+    (["--seq-len", "5"], "--batch"),
+    (["--batch", "1"], "--seq-len"),
+    (["--batch", "1", "--seq-len", "513"], "--seq-len"),  # BERT-base has 512 positions
+]
+
+
+@pytest.mark.parametrize(("args", "field"), BAD)
+def test_cli_bad_options(args, field):
+    result = run_cli("flops", "bert-base-uncased", *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"error: {field}: ") and "Traceback" not in result.stderr
+
+
+def test_cli_bad_config(write_config):
+    result = run_cli("flops", str(write_config('{"model_type": "bert", "hidden_size": 100}')), "--batch", "1",
+                     "--seq-len", "4")
+    assert result.returncode == 2 and result.stderr.startswith("error: num_attention_heads: ")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_cli_does_not_import_torch():
+    code = ("import sys, runpy; sys.argv = ['helpers', 'flops', 'llama-7b', '--batch', '1', '--seq-len', '2048'];\n"
+            "try:\n    runpy.run_module('helpers', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert f"{forward_flops(load_config('llama-7b'), 1, 2048).forward:,}" in result.stdout

@@ -1,0 +1,278 @@
+"""Memory from the parameter tables == the bytes of real tensors.
+
+(a) training state: every tensor after one real AdamW step on small CPU models (fp32, and mixed precision
+with fp16 weights/gradients beside fp32 master weights), AdamW's per-tensor ``step`` scalar included;
+(b) KV cache: the keys and values transformers' LlamaForCausalLM / GPT2LMHeadModel return as
+``past_key_values`` (MHA and GQA, fp32 and bf16), and the reference LLaMA's ``llama_key_values``;
+(c) weights by dtype; then the ``memory`` command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from helpers import count_model, load_config, param_table, parse_config
+from helpers.memory import (
+    ACTIVATIONS_PER_LAYER, ADAMW_FP32, ADAMW_MIXED, DTYPE_BITS, Memory, activation_bytes, activation_bytes_per_layer,
+    kv_cache_bytes, parameter_tensors, training_state, weight_bytes,
+)
+
+from .conftest import ROOT, run_cli
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from helpers import torch_ref  # noqa: E402
+
+TINY = {
+    "bert": {"model_type": "bert", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+             "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8, "type_vocab_size": 2},
+    "gpt2": {"model_type": "gpt2", "vocab_size": 40, "n_embd": 12, "n_head": 3, "n_layer": 2, "n_positions": 8},
+    "llama": {"model_type": "llama", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
+}
+
+
+def nbytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _scalar(out) -> "torch.Tensor":
+    return sum(t.float().sum() for t in out) if isinstance(out, tuple) else out.float().sum()
+
+
+def parts(config, recipe) -> dict[str, int]:
+    return {p.name: p.bytes for p in training_state(config, recipe)}
+
+
+@pytest.mark.parametrize("model_type", list(TINY))
+def test_fp32_adamw_state_is_every_tensor(model_type):
+    c = parse_config(TINY[model_type])
+    torch.manual_seed(0)
+    model = torch_ref.build(c, "cpu")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    _scalar(model(torch.randint(0, c["V"], (2, 5)))).backward()
+    optimizer.step()
+    params = list(model.parameters())
+    states = [optimizer.state[p] for p in params]
+    assert all(set(s) == {"exp_avg", "exp_avg_sq", "step"} for s in states)
+    assert all(s["step"].dtype == torch.float32 and s["step"].numel() == 1 for s in states)
+    measured = {
+        "weights (fp32)": nbytes(params),
+        "gradients (fp32)": nbytes(p.grad for p in params),
+        "AdamW exp_avg (fp32)": nbytes(s["exp_avg"] for s in states),
+        "AdamW exp_avg_sq (fp32)": nbytes(s["exp_avg_sq"] for s in states),
+        "AdamW step (one fp32 scalar per tensor)": nbytes(s["step"] for s in states),
+    }
+    assert measured == parts(c, ADAMW_FP32)
+    assert len(params) == parameter_tensors(c)
+    N = count_model(c).total
+    assert sum(measured.values()) == 16 * N + 4 * len(params)
+
+
+@pytest.mark.parametrize("model_type", ["bert", "gpt2"])
+def test_mixed_precision_adamw_state_is_every_tensor(model_type):
+    """fp16 model for forward/backward, fp32 master copy updated by AdamW (its fp32 grads freed after the step)."""
+    c = parse_config(TINY[model_type])
+    torch.manual_seed(0)
+    master = torch_ref.build(c, "cpu")
+    for p in master.parameters():
+        torch.nn.init.normal_(p, std=0.02)
+    half = torch_ref.build(c, "cpu").to(torch.float16)
+    half.load_state_dict(master.state_dict())
+    _scalar(half(torch.randint(0, c["V"], (2, 5)))).backward()
+    optimizer = torch.optim.AdamW(master.parameters(), lr=1e-3)
+    for p, h in zip(master.parameters(), half.parameters()):
+        p.grad = h.grad.float()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    states = [optimizer.state[p] for p in master.parameters()]
+    measured = {
+        "weights (fp16)": nbytes(half.parameters()),
+        "gradients (fp16)": nbytes(h.grad for h in half.parameters()),
+        "master weights (fp32)": nbytes(master.parameters()),
+        "AdamW exp_avg (fp32)": nbytes(s["exp_avg"] for s in states),
+        "AdamW exp_avg_sq (fp32)": nbytes(s["exp_avg_sq"] for s in states),
+        "AdamW step (one fp32 scalar per tensor)": nbytes(s["step"] for s in states),
+    }
+    assert measured == parts(c, ADAMW_MIXED)
+
+
+def test_both_recipes_are_16_bytes_per_parameter_plus_4_per_tensor():
+    c = load_config("llama-7b")
+    N, N_t = count_model(c).total, len(param_table(c))
+    for recipe in (ADAMW_FP32, ADAMW_MIXED):
+        assert sum(parts(c, recipe).values()) == 16 * N + 4 * N_t
+
+
+KV_CASES = [
+    ({**TINY["llama"]}, torch.float32, "fp32"),  # GQA: A = 4 query heads share A_kv = 2
+    ({**TINY["llama"], "num_key_value_heads": 4}, torch.float32, "fp32"),  # MHA
+    ({**TINY["llama"], "num_key_value_heads": 1, "head_dim": 6}, torch.bfloat16, "bf16"),  # MQA, d_k != H/A
+    (TINY["gpt2"], torch.float32, "fp32"),
+    (TINY["gpt2"], torch.bfloat16, "bf16"),
+]
+
+
+@pytest.mark.parametrize(("raw", "dtype", "name"), KV_CASES)
+def test_kv_cache_is_what_transformers_returns(raw, dtype, name):
+    c = parse_config(raw)
+    torch.manual_seed(0)
+    cls = getattr(transformers, {"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel"}[c.model_type])
+    model = cls(transformers.AutoConfig.for_model(**raw)).to(dtype).eval()
+    B, S = 3, 7
+    with torch.no_grad():
+        cache = model(input_ids=torch.randint(0, c["V"], (B, S)), use_cache=True).past_key_values
+    assert len(cache.layers) == c["L"]
+    measured = nbytes([t for layer in cache.layers for t in (layer.keys, layer.values)])
+    assert measured == kv_cache_bytes(c, B, S, name)
+
+
+@pytest.mark.parametrize("raw", [case[0] for case in KV_CASES if case[0]["model_type"] == "llama"][:3])
+def test_kv_cache_of_the_reference_llama(raw):
+    c = parse_config(raw)
+    B, S = 2, 6
+    with torch.no_grad():
+        cache = torch_ref.llama_key_values(torch_ref.build(c, "cpu"), torch.randint(0, c["V"], (B, S)))
+    assert len(cache) == c["L"]
+    assert all(k.shape == v.shape == (B, c["A_kv"], S, c["d_k"]) for k, v in cache)
+    assert nbytes([t for kv in cache for t in kv]) == kv_cache_bytes(c, B, S, "fp32")
+
+
+def test_reference_key_values_are_the_ones_attention_uses():
+    """The cached keys/values, shared across query groups, reproduce the layer's attention output."""
+    c = parse_config(TINY["llama"])
+    torch.manual_seed(0)
+    model = torch_ref.build(c, "cpu")
+    ids = torch.randint(0, c["V"], (2, 5))
+    with torch.no_grad():
+        (k, v), layer = torch_ref.llama_key_values(model, ids)[0], model.model.layers[0]
+        x = model.model.embed_tokens(ids)
+        cos, sin = torch_ref.rotary_angles(c["d_k"], 5, "cpu")
+        attn, h = layer.self_attn, layer.input_layernorm(x)
+        q = torch_ref._rotate(torch_ref._heads(attn.q_proj(h), attn.heads), cos, sin)
+        group = c["A"] // c["A_kv"]
+        out = torch_ref._attention(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), causal=True)
+        assert torch.allclose(attn.o_proj(torch_ref._merge(out)), attn(h, cos, sin))
+
+
+def test_encoders_keep_no_cache():
+    assert kv_cache_bytes(load_config("bert-base-uncased"), 1, 512) is None
+    assert kv_cache_bytes(load_config("roberta-base"), 1, 512) is None
+
+
+@pytest.mark.parametrize(("dtype", "torch_dtype"), [("fp32", torch.float32), ("fp16", torch.float16),
+                                                    ("bf16", torch.bfloat16), ("int8", torch.int8)])
+def test_weight_bytes_are_the_tensors_bytes(dtype, torch_dtype):
+    c = parse_config(TINY["gpt2"])
+    with torch.no_grad():
+        tensors = [p.detach().to(torch_dtype) for p in torch_ref.build(c, "cpu").parameters()]
+    assert nbytes(tensors) == weight_bytes(c, dtype)
+
+
+def test_int4_packs_two_values_a_byte_rounded_up():
+    c = parse_config({"model_type": "bert", "vocab_size": 41, "hidden_size": 3, "num_attention_heads": 1,
+                      "num_hidden_layers": 1, "intermediate_size": 5, "max_position_embeddings": 3,
+                      "type_vocab_size": 1})  # an odd parameter count
+    N = count_model(c).total
+    assert N % 2 == 1
+    assert weight_bytes(c, "int4") == (N + 1) // 2
+    assert set(DTYPE_BITS) == {"fp32", "fp16", "bf16", "int8", "int4"}
+
+
+def test_kv_cache_of_llama_7b_and_70b():
+    """2 · L · A_kv · d_k · S · B · 2 bytes: GQA (A_kv = 8 of 64 heads) keeps 70B's cache small."""
+    for name in ("llama-7b", "llama-2-70b"):
+        c = load_config(name)
+        assert kv_cache_bytes(c, 1, 4096) == 2 * c["L"] * c["A_kv"] * c["d_k"] * 4096 * 2
+    assert kv_cache_bytes(load_config("llama-2-70b"), 1, 4096) < kv_cache_bytes(load_config("llama-7b"), 1, 4096)
+
+
+def test_activation_estimate_is_the_papers_formula():
+    """S·B·H·(34 + 5·A·S/H) in exact arithmetic, times L layers."""
+    for name, B, S in (("bert-base-uncased", 8, 512), ("llama-7b", 1, 2048), ("gpt2", 3, 1000)):
+        c = load_config(name)
+        H, A = c["H"], c["A"]
+        assert activation_bytes_per_layer(c, B, S) == S * B * H * (34 + Fraction(5 * A * S, H))
+        assert activation_bytes(c, B, S) == c["L"] * activation_bytes_per_layer(c, B, S)
+    assert ACTIVATIONS_PER_LAYER == "34*S*B*H + 5*A*S**2*B"
+
+
+def test_totals():
+    m = Memory(load_config("llama-7b"), 1, 2048, "fp16")
+    assert m.inference() == weight_bytes(m.config, "fp16") + kv_cache_bytes(m.config, 1, 2048, "fp16")
+    assert m.training() == sum(parts(m.config, ADAMW_MIXED).values()) + activation_bytes(m.config, 1, 2048)
+
+
+# --- command line ---------------------------------------------------------------------------------
+
+def test_cli_text():
+    result = run_cli("memory", "llama-7b", "--batch", "1", "--seq-len", "2048")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    c = load_config("llama-7b")
+    assert f"{weight_bytes(c, 'fp16'):,}" in out and f"{kv_cache_bytes(c, 1, 2048):,}" in out
+    assert "ESTIMATE" in out and "Korthikanti" in out
+    assert "AdamW step (one fp32 scalar per tensor)" in out
+
+
+def test_cli_defaults_and_encoder():
+    result = run_cli("memory", "bert-base-uncased", "--json")
+    doc = json.loads(result.stdout)
+    assert (doc["batch"], doc["seq_len"], doc["dtype"]) == (1, 512, "fp16")  # S defaults to the positions
+    assert doc["kv_cache"] is None
+    assert doc["weights"]["fp32"] == 4 * doc["parameters"] == 4 * 109_482_240
+
+
+def test_cli_json_schema():
+    result = run_cli("memory", "llama-2-70b", "--batch", "2", "--seq-len", "100", "--dtype", "int8", "--json")
+    doc = json.loads(result.stdout)
+    c = load_config("llama-2-70b")
+    assert list(doc) == ["model", "parameters", "parameter_tensors", "batch", "seq_len", "dtype", "weights",
+                         "training_state", "kv_cache", "activations", "inference", "training"]
+    assert doc["parameters"] == count_model(c).total and doc["parameter_tensors"] == len(param_table(c))
+    assert doc["weights"] == {d: weight_bytes(c, d) for d in DTYPE_BITS}
+    for recipe in (ADAMW_FP32, ADAMW_MIXED):
+        assert doc["training_state"][recipe]["parts"] == parts(c, recipe)
+        assert doc["training_state"][recipe]["total"] == sum(parts(c, recipe).values())
+    assert doc["kv_cache"] == kv_cache_bytes(c, 2, 100, "int8")
+    assert doc["activations"]["estimate"] is True
+    assert doc["activations"]["total"] == activation_bytes(c, 2, 100)
+    assert doc["inference"] == weight_bytes(c, "int8") + doc["kv_cache"]
+    assert doc["training"] == doc["training_state"][ADAMW_MIXED]["total"] + doc["activations"]["total"]
+
+
+BAD = [
+    (["--batch", "0"], "--batch"),
+    (["--seq-len", "-3"], "--seq-len"),
+    (["--seq-len", "x"], "--seq-len"),
+    (["--dtype", "fp8"], "--dtype"),
+    (["--dtype", "FP16"], "--dtype"),
+]
+
+
+@pytest.mark.parametrize(("args", "field"), BAD)
+def test_cli_bad_options(args, field):
+    result = run_cli("memory", "llama-7b", *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"error: {field}: ") and "Traceback" not in result.stderr
+
+
+def test_cli_too_long_for_the_position_table():
+    result = run_cli("memory", "roberta-base", "--seq-len", "513")  # P = 514, positions start at 2
+    assert result.returncode == 2 and result.stderr.startswith("error: --seq-len: ")
+
+
+def test_cli_does_not_import_torch():
+    code = ("import sys, runpy; sys.argv = ['helpers', 'memory', 'llama-7b', '--json'];\n"
+            "try:\n    runpy.run_module('helpers', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["parameters"] == count_model(load_config("llama-7b")).total
