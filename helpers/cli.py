@@ -104,10 +104,6 @@ def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
             f"one forward pass on B = {batch} × S = {seq_len} tokens: matrix multiplies only, 2 FLOPs per multiply-add;",
             "training = forward + backward (backward = 2 × forward for every matmul a gradient flows through)", "",
             _flops.flop_breakdown(result), "", _flops.six_n_d_breakdown(result)]
-    if _flops.ROTARY in result.by_component():
-        extra = _flops.forward_flops(config, batch, seq_len, rotary_matmul=True).forward - result.forward
-        text += ["", f"rotary angles: 0 as transformers 5 builds them (elementwise); helpers.torch_ref builds them"
-                     f" with a matmul of batch 1 (d_k·S = {extra:,} FLOPs more)"]
     return "\n".join(text)
 
 

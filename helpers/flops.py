@@ -12,14 +12,12 @@ What is counted is what ``torch.utils.flop_counter.FlopCounterMode`` counts: mat
 * Attention itself has no parameters but two matmuls of ``S×S`` per head (scores ``QKᵀ`` and the
   weighted sum of values), ``2·2·B·S²·d_k`` FLOPs per head, as eager attention computes them in full
   (causal models too: the mask is applied after the multiply).
-* LLaMA's rotary angles: ``helpers.torch_ref`` (like transformers 4.x) builds them with one small
-  matmul ``inv_freq @ positions`` of batch 1, ``[d_k/2, 1] @ [1, S]``: ``d_k·S`` FLOPs, independent of
-  ``B``. transformers 5 builds them elementwise (``positions[..., None] * inv_freq``), which counts 0.
-  :func:`forward_flops` takes ``rotary_matmul`` to say which.
+* LLaMA's rotary angles are an outer product built elementwise (``positions[..., None] * inv_freq``)
+  in transformers 5 and in ``helpers.torch_ref``: no matmul, 0 FLOPs. (transformers 4.x built them
+  with a small matmul of ``d_k·S`` FLOPs; FlopCounterMode counted it there.)
 
-Training: the backward pass of ``y = x·W`` costs two matmuls of the same size (``∂x`` and ``∂W``), so a
-matmul whose operands need gradients costs 3× its forward FLOPs; the rotary matmul (buffers and
-positions only) is not differentiated and costs 1×.
+Training: the backward pass of ``y = x·W`` costs two matmuls of the same size (``∂x`` and ``∂W``), so
+every matmul costs 3× its forward FLOPs in a training step.
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ from .report import fmt_int, fmt_share, table
 
 ATTENTION_PROJECTIONS = "attention projections"
 ATTENTION_SCORES = "attention scores/values"
-ROTARY = "rotary angles"
 
 # the component a weight matrix of each parameter group is counted under
 _MATMUL_GROUPS = {ATTENTION: ATTENTION_PROJECTIONS, FEED_FORWARD: FEED_FORWARD, POOLER: POOLER, LM_HEAD: LM_HEAD}
@@ -58,7 +55,6 @@ _GPT2 = {
 }
 _LLAMA = {
     EMBEDDINGS: "0",
-    ROTARY: "d_k*S",
     ATTENTION_PROJECTIONS: "4*L*B*S*H*d_k*(A + A_kv)",
     ATTENTION_SCORES: "4*L*B*S**2*A*d_k",
     FEED_FORWARD: "6*L*B*S*H*I",
@@ -139,15 +135,12 @@ def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -
     return batch if param.group == POOLER else batch * seq_len
 
 
-def flop_formulas(config: ModelConfig, rotary_matmul: bool = False) -> dict[str, str]:
+def flop_formulas(config: ModelConfig) -> dict[str, str]:
     """Forward FLOPs of each component as formulas over the config's symbols and ``B``, ``S``.
 
     Introduced in ``08_flops_and_memory``.
     """
-    formulas = dict(_FORMULAS[config.model_type])
-    if ROTARY in formulas and not rotary_matmul:
-        formulas[ROTARY] = "0"
-    return formulas
+    return dict(_FORMULAS[config.model_type])
 
 
 def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]:
@@ -161,26 +154,24 @@ def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]
     return counted
 
 
-def forward_flops(config: ModelConfig, batch: int, seq_len: int, rotary_matmul: bool = False) -> Flops:
+def forward_flops(config: ModelConfig, batch: int, seq_len: int) -> Flops:
     """Matmul FLOPs of one forward pass on ``batch × seq_len`` tokens, by component, with backward FLOPs.
 
     Introduced in ``08_flops_and_memory``. Every weight matrix is counted from the parameter table
-    (``2·tokens·in·out``) and checked against its component formula; the attention ``S×S`` matmuls and
-    the rotary angles, which have no parameters, come from their formulas. ``rotary_matmul=True``
-    counts LLaMA's rotary angles as ``helpers.torch_ref`` builds them (a matmul, ``d_k·S``);
-    ``False`` as transformers 5 does (elementwise, 0).
+    (``2·tokens·in·out``) and checked against its component formula; the attention ``S×S`` matmuls,
+    which have no parameters, come from their formula.
     """
     if batch < 1 or seq_len < 1:
         raise ValueError(f"batch and seq_len must be positive, got {batch} and {seq_len}")
-    formulas = flop_formulas(config, rotary_matmul)
+    formulas = flop_formulas(config)
     values = {name: evaluate(formula, config, B=batch, S=seq_len) for name, formula in formulas.items()}
     counted = _from_table(config, batch, seq_len)
     assert set(counted) <= set(formulas), (list(counted), list(formulas))
     for component in formulas:
-        if component not in (ATTENTION_SCORES, ROTARY):  # the only lines without parameters
+        if component != ATTENTION_SCORES:  # the only line without parameters
             assert values[component] == counted.get(component, 0), (component, formulas[component])
     lines = tuple(
-        FlopLine(name, formulas[name], values[name], 0 if name == ROTARY else 2 * values[name]) for name in formulas
+        FlopLine(name, formulas[name], values[name], 2 * values[name]) for name in formulas
     )
     return Flops(config, batch, seq_len, lines)
 
@@ -212,8 +203,6 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     if POOLER in parts:
         gap["pooler on the [CLS] token only"] = 6 * (D - B) * pooler
     gap["attention scores/values (S², no parameters)"] = -3 * parts[ATTENTION_SCORES]
-    if ROTARY in parts:
-        gap["rotary angles (no parameters, no backward)"] = -parts[ROTARY]
     assert sum(gap.values()) == six_n_d(c, B, flops.seq_len) - flops.training
     return gap
 

@@ -243,6 +243,7 @@ class Conv1D(nn.Module):
     def __init__(self, n_in: int, n_out: int) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.empty(n_in, n_out))
+        nn.init.normal_(self.weight, std=0.02)  # as GPT-2 initialises it (a no-op on the meta device)
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -331,13 +332,17 @@ class RMSNorm(nn.Module):
         return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
-def rotary_angles(d_k: int, S: int, device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of the rotary angles, [1, S, d_k], built as transformers does (one small matmul)."""
+def rotary_angles(d_k: int, S: int, device: torch.device | str,
+                  dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of the rotary angles, [1, S, d_k]: position × frequency, elementwise (no matmul, no parameter).
+
+    Built as transformers 5 builds them (an outer product by broadcasting), so FlopCounterMode counts 0.
+    """
     inv_freq = 1.0 / (10000 ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
-    positions = torch.arange(S, device=device, dtype=torch.float32)[None, None, :]
-    freqs = (inv_freq[None, :, None] @ positions).transpose(1, 2)
+    positions = torch.arange(S, device=device, dtype=torch.float32)
+    freqs = (positions[:, None] * inv_freq[None, :])[None]
     angles = torch.cat((freqs, freqs), dim=-1)
-    return angles.cos(), angles.sin()
+    return angles.cos().to(dtype), angles.sin().to(dtype)
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -403,8 +408,8 @@ class LlamaModel(nn.Module):
         self.norm = RMSNorm(c["H"])
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        cos, sin = rotary_angles(self.d_k, input_ids.shape[1], input_ids.device)
         x = self.embed_tokens(input_ids)
+        cos, sin = rotary_angles(self.d_k, input_ids.shape[1], input_ids.device, x.dtype)
         for layer in self.layers:
             x = layer(x, cos, sin)
         return self.norm(x)
@@ -457,8 +462,8 @@ def llama_key_values(model: LlamaForCausalLM, input_ids: torch.Tensor) -> list[t
     them: ``[B, A_kv, S, d_k]`` each (what transformers stores in ``past_key_values``).
     """
     inner = model.model
-    cos, sin = rotary_angles(inner.d_k, input_ids.shape[1], input_ids.device)
     x = inner.embed_tokens(input_ids)
+    cos, sin = rotary_angles(inner.d_k, input_ids.shape[1], input_ids.device, x.dtype)
     cache = []
     for layer in inner.layers:
         attn, h = layer.self_attn, layer.input_layernorm(x)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from helpers import LM_HEAD, POOLER, count_model, load_config, param_table, parse_config
 from helpers.flops import (
-    ATTENTION_PROJECTIONS, ATTENTION_SCORES, ROTARY, flop_breakdown, forward_flops, max_seq_len, six_n_d,
+    ATTENTION_PROJECTIONS, ATTENTION_SCORES, flop_breakdown, forward_flops, max_seq_len, six_n_d,
     six_n_d_gap,
 )
 
@@ -91,7 +91,7 @@ def cases(draw, model_type: str) -> tuple[dict, int, int]:
 @settings(max_examples=15, deadline=None)
 def test_transformers_forward_and_backward(model_type, data):
     raw, B, S = data.draw(cases(model_type))
-    flops = forward_flops(parse_config(raw), B, S)  # transformers 5: rotary angles elementwise, 0 FLOPs
+    flops = forward_flops(parse_config(raw), B, S)
     model = hf_model(raw)
     assert counted(model, B, S, **hf_kwargs(model_type)) == flops.forward
     assert counted(model, B, S, backward=True, **hf_kwargs(model_type)) == flops.training
@@ -102,7 +102,7 @@ def test_transformers_forward_and_backward(model_type, data):
 @settings(max_examples=15, deadline=None)
 def test_reference_forward_and_backward(model_type, data):
     raw, B, S = data.draw(cases(model_type))
-    flops = forward_flops(parse_config(raw), B, S, rotary_matmul=True)  # torch_ref: inv_freq @ positions
+    flops = forward_flops(parse_config(raw), B, S)
     model = torch_ref.build(parse_config(raw))
     assert counted(model, B, S) == flops.forward
     assert counted(model, B, S, backward=True) == flops.training
@@ -112,7 +112,7 @@ def test_flop_count_helper_of_the_reference():
     """``helpers.torch_ref.flop_count`` (used by notebook 08) counts what FlopCounterMode counts here."""
     for name in ("bert-base-uncased", "gpt2", "llama-7b"):
         c = load_config(name)
-        flops = forward_flops(c, 2, 16, rotary_matmul=True)
+        flops = forward_flops(c, 2, 16)
         assert torch_ref.flop_count(torch_ref.build(c), 2, 16) == counted(torch_ref.build(c), 2, 16) == flops.forward
         assert torch_ref.flop_count(torch_ref.build(c), 2, 16, backward=True) == flops.training
 
@@ -128,7 +128,7 @@ def test_bert_base_is_the_measured_figure():
 @pytest.mark.parametrize(("name", "B", "S"), [("gpt2", 2, 64), ("llama-2-70b", 1, 32), ("roberta-base", 1, 512)])
 def test_shipped_models_against_the_reference(name, B, S):
     c = load_config(name)
-    assert counted(torch_ref.build(c), B, S) == forward_flops(c, B, S, rotary_matmul=True).forward
+    assert counted(torch_ref.build(c), B, S) == forward_flops(c, B, S).forward
 
 
 def test_gqa_projections_and_scores():
@@ -139,14 +139,6 @@ def test_gqa_projections_and_scores():
     parts = forward_flops(c, 1, 2048).by_component()
     assert parts[ATTENTION_PROJECTIONS] == L * 2 * 2048 * (2 * H * H + 2 * H * A_kv * d_k)
     assert parts[ATTENTION_SCORES] == L * 2 * 2 * 2048**2 * A * d_k
-
-
-def test_rotary_matmul_is_d_k_times_s_and_has_no_backward():
-    c = load_config("llama-7b")
-    with_matmul, without = forward_flops(c, 4, 100, rotary_matmul=True), forward_flops(c, 4, 100)
-    assert with_matmul.by_component()[ROTARY] == c["d_k"] * 100  # batch 1 whatever B is
-    assert without.by_component()[ROTARY] == 0
-    assert with_matmul.training - without.training == c["d_k"] * 100
 
 
 def test_lm_head_and_pooler_tokens():
@@ -170,8 +162,8 @@ def test_six_n_d_gap_adds_up(name):
     assert gap["attention scores/values (S², no parameters)"] == -3 * flops.by_component()[ATTENTION_SCORES]
 
 
-def test_training_is_three_times_forward_without_rotary():
-    for name in ("bert-base-uncased", "gpt2", "llama-7b"):
+def test_training_is_three_times_forward():
+    for name in ("bert-base-uncased", "gpt2", "llama-7b", "llama-2-70b"):
         flops = forward_flops(load_config(name), 1, 512)
         assert flops.training == 3 * flops.forward
 
