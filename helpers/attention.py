@@ -20,7 +20,9 @@ def with_heads(config: ModelConfig, A: int) -> ModelConfig:
     H = config["H"]
     if "A_kv" in config.sizes:
         raise ConfigError("num_key_value_heads", "with_heads changes A only; this configuration has A_kv")
-    if A < 1 or H % A:
+    if A < 1:
+        raise ConfigError("num_attention_heads", f"must be at least 1, got {A}")
+    if H % A:
         raise ConfigError("num_attention_heads", f"the heads split the hidden size: H = {H} is not divisible by A = {A}")
     return replace(config, name=f"{config.name} (A={A})", sizes={**config.sizes, "A": A, "d_k": H // A})
 

@@ -1,7 +1,7 @@
-"""The embedding tables, and comparing one component of the parameter table with torch.
+"""The embedding tables, and looking at one module of the parameter table on its own.
 
-Introduced in ``01_embeddings``. :func:`under` is used again in ``02_multi_head_attention`` and
-``03_feed_forward`` for their torch checks of single components.
+Introduced in ``01_embeddings``. :func:`under` and :func:`compact_table` are used again in
+``02_multi_head_attention`` and ``03_feed_forward`` (torch checks of single components, slide tables).
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from .config import ModelConfig
-from .params import EMBEDDINGS, Param, evaluate, group_formulas
+from .params import EMBEDDINGS, Param, evaluate, group_formulas, render
+from .report import fmt_int, table
 
 
 def under(params: Iterable[Param], prefix: str) -> list[Param]:
@@ -32,3 +33,13 @@ def embedding_share(config: ModelConfig, V: int | None = None) -> float:
     formulas = group_formulas(config)
     whole = sum(evaluate(formula, config, **sizes) for formula in formulas.values())
     return evaluate(formulas[EMBEDDINGS], config, **sizes) / whole
+
+
+def compact_table(params: Iterable[Param]) -> str:
+    """Tensors keyed by name, with shape, formula and count: narrow enough for a slide.
+
+    :func:`helpers.tensor_table` without its component and share columns. Pass rows through
+    :func:`under` to print names relative to a module. Introduced in ``01_embeddings``.
+    """
+    rows = [(p.name, "[" + ", ".join(map(str, p.shape)) + "]", render(p.formula), fmt_int(p.count)) for p in params]
+    return table(("tensor", "shape", "formula", "parameters"), rows, right=(3,))
