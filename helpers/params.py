@@ -148,9 +148,9 @@ def _gpt2(c: ModelConfig) -> list[Param]:
 def _gpt2_formulas(c: ModelConfig) -> dict[str, str]:
     formulas = {
         EMBEDDINGS: "(V + P)*H",
-        LAYER_NORM: "L*4*H + 2*H",
         ATTENTION: "L*(4*H**2 + 4*H)",
         FEED_FORWARD: "L*(2*H*I + I + H)",
+        LAYER_NORM: "L*4*H + 2*H",
     }
     if not c.flags["tie_word_embeddings"]:
         formulas[LM_HEAD] = "V*H"
