@@ -5,7 +5,7 @@ models live in :mod:`helpers.torch_ref`.
 """
 
 from .config import ConfigError, ModelConfig, load_config, model_names, parse_config
-from .count import Count, breakdown, count_model, describe, tensor_table, to_json
+from .count import Count, breakdown, compact_table, count_model, describe, tensor_table, to_json
 from .params import (
     ATTENTION,
     EMBEDDINGS,
@@ -24,13 +24,14 @@ from .params import (
     render,
     select,
     total,
+    under,
 )
 from .report import fmt_int, fmt_share, table
 
 __all__ = [
     "ATTENTION", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "POOLER",
     "ConfigError", "Count", "ModelConfig", "Param",
-    "breakdown", "classification_head", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
+    "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
     "group_counts", "group_formulas", "load_config", "model_names", "numel", "param_table", "parse_config",
-    "pretraining_heads", "render", "select", "table", "tensor_table", "to_json", "total",
+    "pretraining_heads", "render", "select", "table", "tensor_table", "to_json", "total", "under",
 ]

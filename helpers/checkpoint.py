@@ -124,7 +124,7 @@ def checkpoint_tensors(path: str | Path) -> list[StoredTensor]:
             for name, entry in header.items() if name != METADATA]
 
 
-def tensor_bytes(path: str | Path, name: str) -> bytes:
+def read_tensor_bytes(path: str | Path, name: str) -> bytes:
     """The raw little-endian bytes of one tensor (meant for small buffers such as ``position_ids``).
 
     Introduced in ``06_full_bert``.

@@ -88,3 +88,13 @@ def tensor_table(params: tuple[Param, ...] | list[Param], whole: int | None = No
         for p in params
     ]
     return table(("name", "shape", "component", "formula", "parameters", "share"), rows, right=(4, 5))
+
+
+def compact_table(params: Iterable[Param]) -> str:
+    """Tensors keyed by name, with shape, formula and count: narrow enough for a slide.
+
+    :func:`tensor_table` without its component and share columns. Pass rows through
+    :func:`under` to print names relative to a module. Introduced in ``01_embeddings``; used again in 02, 03 and 05.
+    """
+    rows = [(p.name, "[" + ", ".join(map(str, p.shape)) + "]", render(p.formula), fmt_int(p.count)) for p in params]
+    return table(("tensor", "shape", "formula", "parameters"), rows, right=(3,))

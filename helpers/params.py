@@ -239,6 +239,16 @@ def group_counts(params: Iterable[Param]) -> dict[str, int]:
     return counts
 
 
+def under(params: Iterable[Param], prefix: str) -> list[Param]:
+    """The rows whose checkpoint name starts with ``prefix``, renamed relative to it.
+
+    ``under(param_table(c), "embeddings.")`` names its rows ``word_embeddings.weight`` ...: the names
+    a component built alone (``build_component(BertEmbeddings, c)``) gives its parameters, so the
+    two can be compared with ``torch_ref.matches``. Introduced in ``01_embeddings``; used again in 02 and 03.
+    """
+    return [Param(p.name[len(prefix):], p.shape, p.group, p.formula) for p in params if p.name.startswith(prefix)]
+
+
 def select(params: Iterable[Param], group: str | None = None, layer: int | None = None) -> list[Param]:
     """The rows of one component and/or one layer (``layer=None``: any)."""
     return [p for p in params if (group is None or p.group == group) and (layer is None or p.layer == layer)]

@@ -6,7 +6,8 @@ import pytest
 
 from helpers import ConfigError, count_model, load_config, param_table, select, total
 from helpers.attention import head_slices, with_heads
-from helpers.embeddings import compact_table, embedding_share, under
+from helpers import compact_table, under
+from helpers.embeddings import embedding_share
 from helpers.torch_ref import BertEmbeddings, BertLayer, build_component, matches
 
 
