@@ -21,6 +21,10 @@ help:
 	@echo "make test       prepare .venv if needed, then run every test, notebooks included"
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta"
+	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
+	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html"
+	@echo "make slides-screenshots   a 1280x800 picture of every slide, and a report of overflowing ones"
+	@echo "make readme-image         rebuild data/img/overview_slide.png"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,13 +39,14 @@ env: $(STAMP)
 lab: env
 	$(BIN)/jupyter lab notebooks/
 
-test: env
+test: env slides html chromium
 	@mkdir -p $(MPLCONFIGDIR)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider \
 		tests notebooks --nbval --nbval-sanitize-with tests/sanitize.cfg
 
 test-fast: env
-	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider tests \
+		--ignore=tests/test_slides.py --ignore=tests/test_html.py
 
 execute: env
 	@mkdir -p $(MPLCONFIGDIR)
@@ -53,3 +58,92 @@ bench: env
 
 clean:
 	rm -rf build
+
+# ---- Offline slides and HTML pages --------------------------------------------------------------------
+# reveal.js, require.js, jQuery and MathJax 2 come from the npm registry at build time into build/vendor
+# (not committed). Decks and pages load them by relative URLs, so build/ works from file:// and when it is
+# copied to a USB stick. The tests open every deck and page in headless Chromium with the network off.
+.PHONY: slides html slides-screenshots readme-image vendor chromium
+
+NOTEBOOKS    := $(sort $(wildcard notebooks/*.ipynb))
+DECKS        := $(NOTEBOOKS:notebooks/%.ipynb=build/slides/%.slides.html)
+PAGES        := $(NOTEBOOKS:notebooks/%.ipynb=build/html/%.html)
+VENDOR       := build/vendor
+NPM_PACKAGES := reveal.js@4.0.2 requirejs@2.3.7 jquery@3.7.1 mathjax@2.7.9
+VENDOR_STAMP := $(VENDOR)/.installed
+export CHROMIUM ?= /usr/bin/chromium
+# decks and pages sit one folder below build/, next to build/vendor
+LIB          := ../vendor/node_modules
+MATHJAX_URL  := $(LIB)/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe
+SLIDES_FLAGS := --template-file .ci/slides_offline.html.j2 \
+	--SlidesExporter.reveal_url_prefix=$(LIB)/reveal.js \
+	--SlidesExporter.reveal_theme=white --SlidesExporter.reveal_number=c/t \
+	--SlidesExporter.reveal_width=1280 --SlidesExporter.reveal_height=800 \
+	--SlidesExporter.require_js_url=$(LIB)/requirejs/require.js \
+	--SlidesExporter.jquery_url=$(LIB)/jquery/dist/jquery.min.js \
+	--SlidesExporter.mathjax_url='$(MATHJAX_URL)'
+HTML_FLAGS   := --HTMLExporter.require_js_url=$(LIB)/requirejs/require.js \
+	--HTMLExporter.mathjax_url='$(MATHJAX_URL)'
+README_IMAGE   := data/img/overview_slide.png
+README_NB      ?= notebooks/00_overview.ipynb
+README_HEADING ?= The same split as a picture
+
+vendor: $(VENDOR_STAMP)
+
+# the stamp holds the pinned list: npm runs again only when the list changes
+ifneq ($(shell cat $(VENDOR_STAMP) 2>/dev/null),$(NPM_PACKAGES))
+.PHONY: $(VENDOR_STAMP)
+endif
+$(VENDOR_STAMP):
+	rm -rf $(VENDOR) && mkdir -p $(VENDOR)
+	npm install --no-audit --no-fund --save-exact --loglevel=error --prefix $(VENDOR) $(NPM_PACKAGES)
+	echo '$(NPM_PACKAGES)' > $@
+
+# one reveal.js deck per notebook, from its slide metadata. Make picks the decks that are out of date;
+# they are converted in one nbconvert run (its start-up costs more than a notebook).
+slides: env $(VENDOR_STAMP)
+	@mkdir -p build/slides && rm -f build/slides/.stale
+	$(if $(DECKS),@$(MAKE) -s --no-print-directory $(DECKS))
+	@if [ -s build/slides/.stale ]; then set -x; \
+		$(BIN)/jupyter nbconvert --to slides --log-level=ERROR --output-dir build/slides $(SLIDES_FLAGS) \
+		$$(cat build/slides/.stale) && \
+		$(BIN)/python .ci/build_site.py relink build/slides .slides.html $$(cat build/slides/.stale); fi
+	@rm -f build/slides/.stale
+
+build/slides/%.slides.html: notebooks/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP)
+	@echo $< >> build/slides/.stale
+
+# the stored (executed) notebooks as HTML pages, the same way, and an index in reading order
+html: env $(VENDOR_STAMP)
+	@mkdir -p build/html && rm -f build/html/.stale
+	$(if $(PAGES),@$(MAKE) -s --no-print-directory $(PAGES))
+	@if [ -s build/html/.stale ]; then set -x; \
+		$(BIN)/jupyter nbconvert --to html --log-level=ERROR --output-dir build/html $(HTML_FLAGS) \
+		$$(cat build/html/.stale) && \
+		$(BIN)/python .ci/build_site.py relink build/html .html $$(cat build/html/.stale); fi
+	@rm -f build/html/.stale
+	@$(BIN)/python .ci/build_site.py index build/html/index.html $(NOTEBOOKS)
+
+build/html/%.html: notebooks/%.ipynb $(VENDOR_STAMP)
+	@echo $< >> build/html/.stale
+
+# headless Chromium for the browser tests and screenshots (Debian package; needs root); skipped when present
+chromium: $(CHROMIUM)
+$(CHROMIUM):
+	DEBIAN_FRONTEND=noninteractive apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+# a CJK font for screenshots: the write-ups' Chinese quotes are boxes without one (the tests need none)
+CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+$(CJK_FONT):
+	DEBIAN_FRONTEND=noninteractive apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-wqy-microhei
+
+# a 1280x800 screenshot of every subslide (fragments revealed), and a report of slides that overflow
+slides-screenshots: slides $(CHROMIUM) $(CJK_FONT)
+	$(BIN)/python .ci/build_site.py screenshots --out build/screenshots $(NOTEBOOKS)
+
+# the picture in the README's section for instructors
+readme-image: slides $(CHROMIUM) $(CJK_FONT)
+	@mkdir -p $(dir $(README_IMAGE))
+	$(BIN)/python .ci/build_site.py readme-image $(README_NB) '$(README_HEADING)' $(README_IMAGE)

@@ -1,0 +1,200 @@
+"""The reveal.js decks of ``make slides`` start offline and show what the notebooks' slide metadata says.
+
+Each deck is opened in headless Chromium with the network cut off (names resolve nowhere, http goes to a
+dead proxy, and Chromium's net log must show no request from the page). What a deck must hold is computed
+from its .ipynb (helpers/site.py), never typed in. Chromium is required: without it these tests fail
+(``make test`` installs the Debian package). The fixture runs ``make slides`` first, which rebuilds only
+decks older than their notebooks, so the tests always look at the current decks.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from helpers.site import (
+    deck_display_math, is_solution, normalize_text, notes_texts, on_slides, prose_runs, slide_cell_ids, slide_hashes,
+    slide_layout, slide_type, solution_runs, source,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SLIDES = ROOT / "build" / "slides"
+
+_spec = importlib.util.spec_from_file_location("build_site", ROOT / ".ci" / "build_site.py")
+build_site = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build_site)
+
+
+def make(target: str) -> None:
+    """Run ``make -s TARGET`` in the repository, one at a time across test processes (xdist)."""
+    (ROOT / "build").mkdir(exist_ok=True)
+    with open(ROOT / "build" / ".site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = subprocess.run(["make", "-s", "--no-print-directory", target], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, f"make {target} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def deck_of(notebook: Path) -> Path:
+    return SLIDES / f"{notebook.stem}.slides.html"
+
+
+@pytest.fixture(scope="module")
+def opened():
+    """Every deck built and opened once (two Chromiums at a time): {notebook name: (Dom, network requests)}."""
+    make("slides")
+    try:
+        build_site.chromium()
+    except FileNotFoundError as e:
+        pytest.fail(str(e))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda nb: build_site.probe(deck_of(nb), {"deck": True}), NOTEBOOKS)
+        return {nb.name: r for nb, r in zip(NOTEBOOKS, results)}
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks/*.ipynb: nothing to make slides from"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_deck_starts_offline(notebook, opened):
+    dom, requests = opened[notebook.name]
+    assert dom.ready, f"reveal.js did not start: .reveal has classes {dom.reveal_classes}"
+    assert dom.probe.get("done"), "reveal.js or MathJax did not finish within the virtual time budget"
+    assert dom.probe["errors"] == [], "load failures or script errors"
+    assert requests == [], "the deck asked the network for these"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_deck_loads_only_files_inside_build(notebook, opened):
+    """Every script and style sheet is a relative URL to a file under build/: the folder can be copied anywhere."""
+    page = deck_of(notebook).read_text(encoding="utf-8")
+    refs = re.findall(r'<(?:script|link)\b[^>]*?\b(?:src|href)="([^"]+)"', page)
+    assert any("reveal.js" in r for r in refs) and any("MathJax.js" in r for r in refs), refs
+    for ref in refs:
+        assert "://" not in ref and not ref.startswith("/"), f"not a relative URL: {ref}"
+        target = (deck_of(notebook).parent / ref.split("?")[0]).resolve()
+        assert target.is_file(), f"{ref} -> {target} does not exist"
+        assert (ROOT / "build") in target.parents, f"{ref} points outside build/"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_links_between_decks_resolve(notebook, opened):
+    """A link to another notebook (``01_embeddings.ipynb``) leads to its deck."""
+    dom, _ = opened[notebook.name]
+    local = [href.split("#")[0] for href, _ in dom.links if ":" not in href and not href.startswith("#")]
+    assert [h for h in local if not (SLIDES / h).is_file()] == []
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_deck_has_the_slides_of_the_metadata(notebook, opened):
+    dom, _ = opened[notebook.name]
+    layout = slide_layout(load(notebook))
+    # one top-level <section> per slide, each holding one <section> per subslide
+    assert dom.sections == [len(subslides) for subslides in layout]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_formulas_are_typeset(notebook, opened):
+    dom, _ = opened[notebook.name]
+    expected = deck_display_math(load(notebook))
+    assert dom.math_display >= expected, f"MathJax found {dom.math_display} display formulas, the notebook has {expected}"
+    assert dom.math_rendered == dom.math_scripts, f"{dom.math_scripts} formulas found, {dom.math_rendered} typeset"
+    assert dom.math_errors == 0
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_solution_cells_are_skipped(notebook):
+    nb = load(notebook)
+    wrong = [i for i, c in enumerate(nb["cells"]) if is_solution(c) and slide_type(c) != "skip"]
+    assert wrong == [], f"cells tagged 'solution' without slide_type 'skip': {wrong}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_solution_on_the_slides(notebook, opened):
+    nb = load(notebook)
+    dom, _ = opened[notebook.name]
+    # exactly the cells that are not skipped are in the deck (nbconvert marks each cell with its id) ...
+    assert all("id" in c for c in nb["cells"]), "cells without ids (nbformat >= 4.5 gives every cell one)"
+    assert dom.cell_ids == slide_cell_ids(nb)
+    solutions = {c["id"] for c in nb["cells"] if is_solution(c)}
+    assert solutions.isdisjoint(dom.cell_ids)
+    # ... and no sentence of a solution is anywhere in the deck, speaker notes included
+    text = normalize_text(dom.text)
+    shown = [run for run in solution_runs(nb) if run in text]
+    assert shown == [], "solution text on the slides"
+    # the same search finds the text of the cells that are on the slides (so it would find a solution)
+    slide_text = normalize_text(dom.slide_text)
+    lost = [run for c in nb["cells"] if c.get("cell_type") == "markdown" and on_slides(c)
+            for run in prose_runs(source(c)) if run not in (text if slide_type(c) == "notes" else slide_text)]
+    assert lost == [], "text of slide cells not found in the deck"
+
+
+def test_speaker_view_opens_offline_with_the_notes():
+    """Pressing S opens reveal.js's speaker view (notes plugin): both previews load and the notes show."""
+    make("slides")
+    with_notes = [(nb, notes_texts(load(nb))) for nb in NOTEBOOKS]
+    with_notes = [(nb, notes) for nb, notes in with_notes if notes]
+    assert NOTEBOOKS, "no notebooks"
+    notebook, notes = with_notes[0] if with_notes else (NOTEBOOKS[0], [((0, 0), "")])
+    (h, v), text = notes[0]
+    dom, requests = build_site.probe(deck_of(notebook), {"deck": True, "speaker": [h, v]}, budget_ms=10000)
+    assert requests == [] and dom.probe["errors"] == []
+    view = dom.probe.get("speaker")
+    assert view, "no speaker view"
+    assert view["title"] == "reveal.js - Speaker View"
+    assert view["previews"] == 2, "the current and upcoming slide previews"
+    shown = normalize_text(view["notes"])
+    runs = prose_runs(text, min_words=3)
+    assert all(run in shown for run in runs), f"slide {h}/{v}: notes {runs} not in the speaker view: {shown!r}"
+    if with_notes:
+        assert runs, f"slide {h}/{v}: notes without prose to check"
+
+
+def test_slide_layout_follows_nbconvert():
+    """helpers.site.slide_layout reads the metadata as nbconvert's own preprocessor does."""
+    from nbconvert.exporters.slides import _RevealMetadataPreprocessor
+    from nbformat import from_dict
+
+    types = ["notes", "skip", "-", "fragment", "notes", "slide", "notes", "subslide", "fragment", "fragment", "-",
+             "skip", "slide", "subslide", "subslide", "fragment", "slide", "skip"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "markdown", "source": t, "metadata": {"slideshow": {"slide_type": t}}, "id": str(i)}
+                    for i, t in enumerate(types)]}
+    marked, _ = _RevealMetadataPreprocessor().preprocess(from_dict(nb), {})
+    layout: list[list[int]] = []
+    for cell in marked.cells:
+        if cell.metadata.get("slide_start"):
+            layout.append([])
+        if cell.metadata.get("subslide_start"):
+            layout[-1].append(0)
+        if cell.metadata.get("fragment_start"):
+            layout[-1][-1] += 1
+    assert slide_layout(nb) == layout == [[1], [0, 2], [0, 0, 1], [0]]
+    assert slide_hashes(layout) == ["#/0/0/0", "#/1/0", "#/1/1/1", "#/2/0", "#/2/1", "#/2/2/0", "#/3/0"]
+    # the notes before the first slide and those after a fragment are not what the speaker view shows
+    assert notes_texts(nb) == [((1, 0), "notes")]
+
+
+def test_probe_catches_network_and_missing_files(tmp_path):
+    """The browser checks can fail: a page that loads from the network or misses a file is caught."""
+    page = tmp_path / "page.html"
+    page.write_text('<!DOCTYPE html><html><head><script src="https://cdn.example.com/x.js"></script>'
+                    '<script src="missing.js"></script></head><body><p>hello</p>'
+                    '<script>undefinedFunction()</script></body></html>')
+    dom, requests = build_site.probe(page, {})
+    assert requests == ["https://cdn.example.com/x.js"]
+    errors = " ".join(dom.probe["errors"])
+    assert "failed to load https://cdn.example.com/x.js" in errors and "missing.js" in errors
+    assert "undefinedFunction" in errors and dom.probe["done"] and "hello" in dom.text
