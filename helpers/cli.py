@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -44,29 +45,27 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"Shipped models (data/models/): {', '.join(model_names())}",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    count = commands.add_parser("count", help="every parameter tensor, by component")
-    count.add_argument("config", metavar="CONFIG", help="a config.json path or a model name in data/models/")
-    count.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
-    count.add_argument("--tensors", action="store_true", help="also list every tensor (text output only)")
-    count.set_defaults(run=_count)
 
-    flops = commands.add_parser("flops", help="matrix-multiply FLOPs of one forward pass, by component")
-    flops.add_argument("config", metavar="CONFIG", help="a config.json path or a model name in data/models/")
+    def command(name: str, help: str, run) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help)
+        sub.add_argument("config", metavar="CONFIG", help="a config.json path or a model name in data/models/")
+        sub.add_argument("--json", action="store_true", help="print a JSON document instead of tables")
+        sub.set_defaults(run=run)
+        return sub
+
+    count = command("count", "every parameter tensor, by component", _count)
+    count.add_argument("--tensors", action="store_true", help="also list every tensor (text output only)")
+
+    flops = command("flops", "matrix-multiply FLOPs of one forward pass, by component", _flops_command)
     flops.add_argument("--batch", metavar="B", help="sequences in the batch (required)")
     flops.add_argument("--seq-len", metavar="S", help="tokens per sequence (required)")
-    flops.add_argument("--json", action="store_true", help="print a JSON document instead of tables")
-    flops.set_defaults(run=_flops_command)
 
-    memory = commands.add_parser("memory", help="bytes of weights, training state, KV cache and activations")
-    memory.add_argument("config", metavar="CONFIG", help="a config.json path or a model name in data/models/")
+    memory = command("memory", "bytes of weights, training state, KV cache and activations", _memory_command)
     memory.add_argument("--batch", metavar="B", help="sequences in the batch (default 1)")
     memory.add_argument("--seq-len", metavar="S", help="tokens per sequence (default: the model's context length)")
     memory.add_argument("--dtype", metavar="DTYPE", default="fp16",
                         help=f"inference weights and KV cache: {', '.join(_memory.DTYPE_BITS)} (default fp16)")
-    memory.add_argument("--json", action="store_true", help="print a JSON document instead of tables")
-    memory.set_defaults(run=_memory_command)
     return parser
-
 
 
 def _positive(option: str, value: str | None, default: int | None = None) -> int:
@@ -126,5 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(output)
+    try:
+        print(output)
+    except BrokenPipeError:  # `python -m helpers count ... | head`: the reader left, say no more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -18,6 +18,23 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "helpers", *args], capture_output=True, text=True, cwd=cwd)
 
 
+def run_cli_without_torch(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m helpers ARGS`` in a fresh interpreter that fails if anything imported torch."""
+    code = (f"import sys, runpy; sys.argv = ['helpers', *{list(args)!r}]\n"
+            "try:\n    runpy.run_module('helpers', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], field: str) -> None:
+    """Bad input: exit code 2, nothing on stdout, one stderr line ``error: FIELD: ...``, no traceback."""
+    assert result.returncode == 2, result.stdout
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"error: {field}: ")
+    assert "Traceback" not in result.stderr
+
+
 @pytest.fixture
 def write_config(tmp_path: Path):
     """Write a dict (or raw text) as a config.json and return its path."""

@@ -10,8 +10,6 @@ with fp16 weights/gradients beside fp32 master weights), AdamW's per-tensor ``st
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction
 
 import pytest
@@ -22,7 +20,7 @@ from helpers.memory import (
     kv_cache_bytes, parameter_tensors, training_state, weight_bytes,
 )
 
-from .conftest import ROOT, run_cli
+from .conftest import assert_refused, run_cli, run_cli_without_torch
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -258,21 +256,14 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "field"), BAD)
 def test_cli_bad_options(args, field):
-    result = run_cli("memory", "llama-7b", *args)
-    assert result.returncode == 2 and result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1, result.stderr
-    assert result.stderr.startswith(f"error: {field}: ") and "Traceback" not in result.stderr
+    assert_refused(run_cli("memory", "llama-7b", *args), field)
 
 
 def test_cli_too_long_for_the_position_table():
-    result = run_cli("memory", "roberta-base", "--seq-len", "513")  # P = 514, positions start at 2
-    assert result.returncode == 2 and result.stderr.startswith("error: --seq-len: ")
+    assert_refused(run_cli("memory", "roberta-base", "--seq-len", "513"), "--seq-len")  # P = 514, from 2
 
 
-def test_cli_does_not_import_torch():
-    code = ("import sys, runpy; sys.argv = ['helpers', 'memory', 'llama-7b', '--json'];\n"
-            "try:\n    runpy.run_module('helpers', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "assert 'torch' not in sys.modules, 'torch was imported'")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+def test_cli_json_without_torch():
+    result = run_cli_without_torch("memory", "llama-7b", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["parameters"] == count_model(load_config("llama-7b")).total
