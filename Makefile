@@ -41,6 +41,8 @@ lab: env
 
 test: env slides html chromium
 	@mkdir -p $(MPLCONFIGDIR)
+	@# build matplotlib's font cache once, before two notebook kernels race to build it (and warn on stderr)
+	$(BIN)/python -c "import matplotlib.pyplot"
 	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider \
 		tests notebooks --nbval --nbval-sanitize-with tests/sanitize.cfg
 

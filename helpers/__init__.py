@@ -8,16 +8,21 @@ from .config import ConfigError, ModelConfig, load_config, model_names, parse_co
 from .count import Count, breakdown, compact_table, count_model, describe, tensor_table, to_json
 from .params import (
     ATTENTION,
+    CLASSIFIER,
     EMBEDDINGS,
     FEED_FORWARD,
     LAYER_NORM,
     LM_HEAD,
+    MLM_HEAD,
+    NSP_HEAD,
     POOLER,
     Param,
     classification_head,
     evaluate,
     group_counts,
     group_formulas,
+    is_norm,
+    linear_biases,
     numel,
     param_table,
     pretraining_heads,
@@ -29,9 +34,9 @@ from .params import (
 from .report import fmt_int, fmt_share, table
 
 __all__ = [
-    "ATTENTION", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "POOLER",
+    "ATTENTION", "CLASSIFIER", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "MLM_HEAD", "NSP_HEAD", "POOLER",
     "ConfigError", "Count", "ModelConfig", "Param",
     "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
-    "group_counts", "group_formulas", "load_config", "model_names", "numel", "param_table", "parse_config",
+    "group_counts", "group_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_table", "parse_config",
     "pretraining_heads", "render", "select", "table", "tensor_table", "to_json", "total", "under",
 ]

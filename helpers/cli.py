@@ -18,7 +18,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .config import ConfigError, ModelConfig, load_config, model_names
 from .count import breakdown, count_model, describe, tensor_table, to_json
@@ -26,6 +26,19 @@ from . import flops as _flops
 from . import memory as _memory
 
 EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line ``error: FIELD: problem`` and exit code 2, like bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        field, problem = "COMMAND", message
+        if message.startswith("argument "):
+            field, _, problem = message[len("argument "):].partition(": ")
+        elif message.startswith("the following arguments are required: "):
+            field, problem = message.split(": ", 1)[1], "is required"
+        print(f"error: {field}: {problem} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
 
 
 def _count(config: ModelConfig, args: argparse.Namespace) -> str:
@@ -39,7 +52,7 @@ def _count(config: ModelConfig, args: argparse.Namespace) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m helpers",
         description="Exact parameter counts, FLOPs and memory for Transformer configs (Hugging Face config.json).",
         epilog=f"Shipped models (data/models/): {', '.join(model_names())}",
@@ -86,6 +99,9 @@ def _positive(option: str, value: str | None, default: int | None = None) -> int
 def _batch_and_length(config: ModelConfig, args: argparse.Namespace, required: bool) -> tuple[int, int]:
     """--batch and --seq-len, checked against the positions the model has."""
     longest = _flops.max_seq_len(config)
+    if longest is not None and longest < 1:
+        raise ConfigError("max_position_embeddings", f"{config['P']} leaves no position for a token "
+                          f"(RoBERTa numbers positions from pad_token_id + 1 = {config['P'] - longest})")
     batch = _positive("--batch", args.batch, None if required else 1)
     # memory's default length: what the position table covers (LLaMA: its trained context, P)
     seq_len = _positive("--seq-len", args.seq_len, None if required else (config["P"] if longest is None else longest))

@@ -31,12 +31,17 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Size:
-    """One size a family reads: its ``config.json`` key, its symbol, transformers' default, its minimum."""
+    """One size a family reads: its ``config.json`` key, its symbol, transformers' default, its minimum.
+
+    ``aliases`` are other keys transformers accepts for the same size (GPT-2's ``hidden_size`` for
+    ``n_embd``: its ``attribute_map``).
+    """
 
     key: str
     symbol: str
     default: int | None
     minimum: int = 1
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,8 @@ class Family:
     flags: tuple[Flag, ...] = ()
     # keys whose non-default value changes the architecture in a way this engine does not model
     refused: Mapping[str, Any] = field(default_factory=dict)
+    # the padding index of the token table (transformers' default), or None where the table has none
+    pad_token_id: int | None = None
 
 
 _BERT_SIZES = (
@@ -72,18 +79,20 @@ _BERT_SIZES = (
 _BERT_REFUSED = {"add_cross_attention": False, "position_embedding_type": "absolute"}
 
 FAMILIES: dict[str, Family] = {
-    "bert": Family("bert", "BertModel", (Size("vocab_size", "V", 30522), *_BERT_SIZES), refused=_BERT_REFUSED),
-    "roberta": Family("roberta", "RobertaModel", (Size("vocab_size", "V", 50265), *_BERT_SIZES), refused=_BERT_REFUSED),
+    "bert": Family("bert", "BertModel", (Size("vocab_size", "V", 30522), *_BERT_SIZES), refused=_BERT_REFUSED,
+                   pad_token_id=0),
+    "roberta": Family("roberta", "RobertaModel", (Size("vocab_size", "V", 50265), *_BERT_SIZES), refused=_BERT_REFUSED,
+                      pad_token_id=1),
     "gpt2": Family(
         "gpt2",
         "GPT2LMHeadModel",
         (
             Size("vocab_size", "V", 50257),
-            Size("n_embd", "H", 768),
-            Size("n_layer", "L", 12),
-            Size("n_head", "A", 12),
+            Size("n_embd", "H", 768, aliases=("hidden_size",)),
+            Size("n_layer", "L", 12, aliases=("num_hidden_layers",)),
+            Size("n_head", "A", 12, aliases=("num_attention_heads",)),
             Size("n_inner", "I", None),  # None: 4 * n_embd
-            Size("n_positions", "P", 1024),
+            Size("n_positions", "P", 1024, aliases=("max_position_embeddings",)),
         ),
         (Flag("tie_word_embeddings", True),),
         refused={"add_cross_attention": False},
@@ -102,6 +111,7 @@ FAMILIES: dict[str, Family] = {
             Size("max_position_embeddings", "P", 2048),
         ),
         (Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("mlp_bias", False)),
+        pad_token_id=None,
     ),
 }
 
@@ -116,6 +126,7 @@ class ModelConfig:
     model_type: str
     sizes: Mapping[str, int]
     flags: Mapping[str, bool]
+    pad_token_id: int | None = None
 
     @property
     def family(self) -> Family:
@@ -133,19 +144,43 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
-    if size.key not in raw or raw[size.key] is None:
-        return size.default
-    value = raw[size.key]
+def _read_int(key: str, value: Any) -> int:
     if isinstance(value, bool):
-        raise ConfigError(size.key, f"must be an integer count, got the boolean {json.dumps(value)}")
+        raise ConfigError(key, f"must be an integer count, got the boolean {json.dumps(value)}")
     if isinstance(value, float) and value.is_integer():
-        raise ConfigError(size.key, f"must be an integer, got the float {value!r}")
+        raise ConfigError(key, f"must be an integer, got the float {value!r}")
     if not _is_int(value):
-        raise ConfigError(size.key, f"must be an integer, got {json.dumps(value)}")
-    if value < size.minimum:
-        raise ConfigError(size.key, f"must be at least {size.minimum}, got {value}")
+        raise ConfigError(key, f"must be an integer, got {json.dumps(value)}")
     return value
+
+
+def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
+    given = [key for key in (size.key, *size.aliases) if raw.get(key) is not None]
+    if not given:
+        return size.default
+    values = {key: _read_int(key, raw[key]) for key in given}
+    if len(set(values.values())) > 1:
+        both = " and ".join(f"{key} = {value}" for key, value in values.items())
+        raise ConfigError(size.key, f"is given twice with different values ({both})")
+    key, value = next(iter(values.items()))
+    if value < size.minimum:
+        raise ConfigError(key, f"must be at least {size.minimum}, got {value}")
+    return value
+
+
+def _read_pad(raw: Mapping[str, Any], family: Family, sizes: Mapping[str, int]) -> int | None:
+    """The padding index of the token table (and RoBERTa's position table), checked as torch would."""
+    pad = raw.get("pad_token_id", family.pad_token_id)
+    if pad is None:
+        return None
+    pad = _read_int("pad_token_id", pad)
+    tables = [("vocab_size", sizes["V"])]
+    if family.model_type == "roberta":  # RoBERTa pads its position table too, and numbers positions from pad + 1
+        tables.append(("max_position_embeddings", sizes["P"]))
+    for key, rows in tables:
+        if not -rows <= pad < rows:
+            raise ConfigError("pad_token_id", f"{pad} is not a row of the table of {key} = {rows}")
+    return pad
 
 
 def _read_flag(raw: Mapping[str, Any], flag: Flag) -> bool:
@@ -194,7 +229,8 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
     # transformers refuses a hidden size the heads do not divide, for every family (even with head_dim)
     _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
-    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags)
+    pad = _read_pad(raw, family, sizes) if model_type != "gpt2" else None  # GPT-2's tables have no padding row
+    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad)
 
 
 def model_names() -> list[str]:
@@ -248,3 +284,14 @@ def published() -> dict[str, Any]:
     Introduced in ``00_overview``.
     """
     return read_json(DATA_DIR / "published.json")
+
+
+def published_figure(name: str) -> dict[str, Any]:
+    """The figure published for a model of ``data/models/``: its paper's where it has one (listed first).
+
+    Introduced in ``00_overview``. Raises ``KeyError`` for a model with no published figure.
+    """
+    for figure in published()["figures"]:
+        if figure["config"] == name:
+            return figure
+    raise KeyError(name)

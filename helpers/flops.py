@@ -212,13 +212,13 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
 def max_seq_len(config: ModelConfig) -> int | None:
     """The longest sequence the model's position table covers, or None (LLaMA: rotary, no table).
 
-    Introduced in ``08_flops_and_memory``. RoBERTa numbers positions from ``padding_idx + 1 = 2``
-    (transformers' default ``pad_token_id = 1``), so it runs at most ``P − 2`` tokens.
+    Introduced in ``08_flops_and_memory``. RoBERTa numbers positions from ``pad_token_id + 1``
+    (2 with transformers' default ``pad_token_id = 1``), so it runs at most ``P − pad_token_id − 1`` tokens.
     """
     if config.model_type == "llama":
         return None
     if config.model_type == "roberta":
-        return config["P"] - 2
+        return config["P"] - (config.pad_token_id or 0) - 1
     return config["P"]
 
 

@@ -249,6 +249,19 @@ def under(params: Iterable[Param], prefix: str) -> list[Param]:
     return [Param(p.name[len(prefix):], p.shape, p.group, p.formula) for p in params if p.name.startswith(prefix)]
 
 
+def is_norm(param: Param) -> bool:
+    """True for a LayerNorm/RMSNorm tensor (γ or β), whatever component the engine files it under."""
+    return re.search(r"(LayerNorm|layernorm|\bln_\w+|\bnorm)\.(weight|bias)$", param.name) is not None
+
+
+def linear_biases(params: Iterable[Param]) -> list[Param]:
+    """The bias vectors of the linear layers (every ``.bias`` that is not a LayerNorm's β).
+
+    Introduced in ``00_overview``: these are what write-ups 000 and 003 leave out.
+    """
+    return [p for p in params if p.name.endswith("bias") and len(p.shape) == 1 and not is_norm(p)]
+
+
 def select(params: Iterable[Param], group: str | None = None, layer: int | None = None) -> list[Param]:
     """The rows of one component and/or one layer (``layer=None``: any)."""
     return [p for p in params if (group is None or p.group == group) and (layer is None or p.layer == layer)]

@@ -38,6 +38,10 @@ def gpt2_configs(draw) -> dict:
     }
     if draw(st.booleans()):
         config["n_inner"] = draw(st.integers(1, 40))
+    if draw(st.booleans()):  # the names transformers' GPT2Config also accepts (its attribute_map)
+        for key, alias in (("n_embd", "hidden_size"), ("n_layer", "num_hidden_layers"),
+                           ("n_head", "num_attention_heads"), ("n_positions", "max_position_embeddings")):
+            config[alias] = config.pop(key)
     return config
 
 

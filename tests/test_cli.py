@@ -78,6 +78,13 @@ def test_bad_input_is_one_line_and_exit_2(write_config, content, field):
     assert_refused(run_cli("count", str(write_config(content))), field)
 
 
+@pytest.mark.parametrize(("args", "field"), [((), "COMMAND"), (("count",), "CONFIG"), (("frobnicate",), "COMMAND"),
+                                             (("flops", "gpt2", "--batch"), "--batch"),
+                                             (("count", "gpt2", "--bogus"), "COMMAND")])
+def test_usage_errors_are_one_line_too(args, field):
+    assert_refused(run_cli(*args), field)
+
+
 def test_missing_path_and_directory(tmp_path):
     for arg in (str(tmp_path / "missing.json"), str(tmp_path), "no-such-model"):
         assert_refused(run_cli("count", arg), "CONFIG")

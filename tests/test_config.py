@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import ConfigError, load_config, model_names, parse_config
-from helpers.config import FAMILIES, SUPPORTED
+from helpers.config import FAMILIES
 
 
 def test_shipped_models_are_all_readable():
@@ -24,14 +24,6 @@ def test_bert_base_sizes():
     assert c.architecture == "BertModel"
 
 
-@pytest.mark.parametrize("model_type", SUPPORTED)
-def test_missing_keys_take_transformers_defaults(model_type):
-    c = parse_config({"model_type": model_type})
-    for size in FAMILIES[model_type].sizes:
-        if size.default is not None:
-            assert c[size.symbol] == size.default
-
-
 def test_transformers_defaults_agree_with_ours():
     transformers = pytest.importorskip("transformers")
     classes = {"bert": transformers.BertConfig, "roberta": transformers.RobertaConfig,
@@ -44,6 +36,22 @@ def test_transformers_defaults_agree_with_ours():
                 assert ours[size.symbol] == value, (model_type, size.key)
         for flag in FAMILIES[model_type].flags:
             assert bool(getattr(theirs, flag.key)) == flag.default, (model_type, flag.key)
+
+
+def test_gpt2_reads_the_names_transformers_maps():
+    aliased = parse_config({"model_type": "gpt2", "hidden_size": 64, "num_attention_heads": 4,
+                            "num_hidden_layers": 2, "max_position_embeddings": 16})
+    plain = parse_config({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, "n_positions": 16})
+    assert aliased.sizes == plain.sizes
+    assert parse_config({"model_type": "gpt2", "n_embd": 64, "hidden_size": 64, "n_head": 4})["H"] == 64
+
+
+def test_padding_index():
+    assert parse_config({"model_type": "bert"}).pad_token_id == 0
+    assert parse_config({"model_type": "roberta"}).pad_token_id == 1
+    assert parse_config({"model_type": "llama"}).pad_token_id is None
+    assert parse_config({"model_type": "llama", "pad_token_id": -1}).pad_token_id == -1
+    assert parse_config({"model_type": "gpt2", "pad_token_id": 99999}).pad_token_id is None  # no padding row
 
 
 def test_derived_sizes():
@@ -73,6 +81,12 @@ BAD = [
     ({"model_type": "llama", "num_key_value_heads": 5}, "num_key_value_heads", "not divisible"),
     ({"model_type": "llama", "head_dim": 0}, "head_dim", "at least 1"),
     ({"model_type": "llama", "mlp_bias": 1}, "mlp_bias", "true or false"),
+    ({"model_type": "gpt2", "n_embd": 64, "hidden_size": 128}, "n_embd", "given twice"),
+    ({"model_type": "gpt2", "num_hidden_layers": 0}, "num_hidden_layers", "at least 1"),
+    ({"model_type": "bert", "vocab_size": 5, "pad_token_id": 5}, "pad_token_id", "not a row"),
+    ({"model_type": "roberta", "max_position_embeddings": 1}, "pad_token_id", "not a row"),
+    ({"model_type": "llama", "vocab_size": 10, "pad_token_id": 10}, "pad_token_id", "not a row"),
+    ({"model_type": "bert", "pad_token_id": "0"}, "pad_token_id", "integer"),
 ]
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from helpers import (count_model, evaluate, group_counts, group_formulas, load_config, model_names, numel,
-                     param_table, parse_config, pretraining_heads, render, select, total)
-from helpers.config import published
+from helpers import (count_model, evaluate, group_counts, group_formulas, is_norm, linear_biases, load_config,
+                     model_names, numel, param_table, parse_config, pretraining_heads, render, select, total)
+from helpers.config import published, published_figure
 
 from .strategies import any_config
 
@@ -55,14 +55,30 @@ def test_reference_figures():
         assert count_model(load_config(name)).total == expected, name
 
 
+def test_linear_biases_and_norms():
+    c = load_config("bert-base-uncased")
+    rows = param_table(c) + pretraining_heads(c)
+    assert {p.name.rsplit(".", 2)[-2] for p in linear_biases(rows)} == {
+        "query", "key", "value", "dense", "predictions", "seq_relationship"}
+    assert all(p.name.endswith(("LayerNorm.weight", "LayerNorm.bias")) for p in rows if is_norm(p))
+    assert len([p for p in rows if is_norm(p)]) == 2 * (1 + 2 * c["L"] + 1)  # + the MLM head's LayerNorm
+    llama = param_table(load_config("llama-7b"))
+    assert linear_biases(llama) == [] and len([p for p in llama if is_norm(p)]) == 2 * 32 + 1
+
+
+def test_published_figure_prefers_the_paper():
+    assert published_figure("bert-base-uncased")["source"].startswith("Devlin")
+    with pytest.raises(KeyError):
+        published_figure("no-such-model")
+
+
 def test_bert_reconciliation_with_the_writeups():
     c = load_config("bert-base-uncased")
     params = param_table(c)
-    no_bias_no_pooler = total(p for p in params if not p.name.endswith("dense.bias") and p.group != "pooler"
-                              and not p.name.endswith(("query.bias", "key.bias", "value.bias")))
+    no_bias_no_pooler = total(p for p in params if p not in linear_biases(params) and p.group != "pooler")
     writeup = next(w for w in published()["writeups"] if w["id"] == "000")
     assert no_bias_no_pooler == writeup["value"]
-    per_layer_biases = total(p for p in select(params, layer=0) if p.name.endswith("bias") and p.group != "layer norm")
+    per_layer_biases = total(linear_biases(select(params, layer=0)))
     assert per_layer_biases == 4 * c["H"] + c["I"] + c["H"]
     pooler = total(select(params, group="pooler"))
     assert no_bias_no_pooler + c["L"] * per_layer_biases + pooler == count_model(c).total
