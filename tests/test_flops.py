@@ -160,12 +160,6 @@ def test_six_n_d_gap_adds_up(name):
     assert gap["attention scores/values (S², no parameters)"] == -3 * flops.by_component()[ATTENTION_SCORES]
 
 
-def test_training_is_three_times_forward():
-    for name in ("bert-base-uncased", "gpt2", "llama-7b", "llama-2-70b"):
-        flops = forward_flops(load_config(name), 1, 512)
-        assert flops.training == 3 * flops.forward
-
-
 def test_bad_sizes_are_refused():
     with pytest.raises(ValueError):
         forward_flops(load_config("gpt2"), 0, 10)
