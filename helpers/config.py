@@ -200,7 +200,7 @@ def _divides(raw_key: str, whole_key: str, part: int, whole: int, what: str) -> 
 def parse_config(raw: Any, name: str = "config") -> ModelConfig:
     """Check a decoded ``config.json`` and reduce it to a :class:`ModelConfig`.
 
-    Introduced in ``00_overview``.
+    Introduced in ``07_decoder_llms``.
     """
     if not isinstance(raw, dict):
         raise ConfigError("config", f"must be a JSON object, got a JSON {type(raw).__name__}")
@@ -234,12 +234,18 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
 
 
 def model_names() -> list[str]:
-    """The configurations shipped in ``data/models/``, by name."""
+    """The configurations shipped in ``data/models/``, by name.
+
+    Introduced in ``01_embeddings``.
+    """
     return sorted(path.stem for path in MODELS_DIR.glob("*.json"))
 
 
 def resolve(spec: str | Path) -> Path:
-    """A path to a config.json, or the name of a model in ``data/models/``."""
+    """A path to a config.json, or the name of a model in ``data/models/``.
+
+    Introduced in ``00_overview``.
+    """
     path = Path(spec)
     if path.is_file():
         return path
@@ -252,7 +258,10 @@ def resolve(spec: str | Path) -> Path:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file's content, or a :class:`ConfigError` saying why it cannot be read."""
+    """A JSON file's content, or a :class:`ConfigError` saying why it cannot be read.
+
+    Introduced in ``07_decoder_llms``.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -274,7 +283,10 @@ def load_config(spec: str | Path) -> ModelConfig:
 
 
 def raw_config(name: str) -> dict[str, Any]:
-    """The unparsed ``data/models/NAME.json`` (for showing a file's own keys)."""
+    """The unparsed ``data/models/NAME.json`` (for showing a file's own keys).
+
+    Introduced in ``00_overview``.
+    """
     return read_json(resolve(name))
 
 

@@ -6,7 +6,7 @@ Introduced in ``00_overview``; this is what ``python -m helpers count`` prints.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from .config import ModelConfig
 from .params import Param, evaluate, group_counts, group_formulas, param_table, render, total
@@ -51,7 +51,10 @@ def count_model(config: ModelConfig) -> Count:
 
 
 def to_json(result: Count) -> dict[str, Any]:
-    """The ``--json`` document: model, total, groups and every tensor."""
+    """The ``python -m helpers count --json`` document: model, total, groups and every tensor.
+
+    Introduced in ``00_overview``.
+    """
     return {
         "model": result.config.name,
         "total": result.total,
@@ -63,14 +66,20 @@ def to_json(result: Count) -> dict[str, Any]:
 
 
 def describe(config: ModelConfig) -> str:
-    """One line naming the model, its architecture and its sizes: ``V=30522 H=768 ...``."""
+    """One line naming the model, its architecture and its sizes: ``V=30522 H=768 ...``.
+
+    Introduced in ``00_overview``.
+    """
     sizes = " ".join(f"{k}={v}" for k, v in config.sizes.items())
     flags = " ".join(f"{k}={str(v).lower()}" for k, v in config.flags.items())
     return f"{config.name} ({config.architecture}: {sizes}{' ' + flags if flags else ''})"
 
 
 def breakdown(result: Count) -> str:
-    """The per-component table: component, formula, count, share, and the total."""
+    """The per-component table: component, formula, count, share, and the total.
+
+    Introduced in ``00_overview``.
+    """
     whole = result.total
     rows = [
         (group, render(result.formulas[group]), fmt_int(n), fmt_share(n, whole))
@@ -81,7 +90,10 @@ def breakdown(result: Count) -> str:
 
 
 def tensor_table(params: tuple[Param, ...] | list[Param], whole: int | None = None) -> str:
-    """Every tensor keyed by its checkpoint path, with shape, formula, count and share."""
+    """Every tensor keyed by its checkpoint path, with shape, formula, count and share.
+
+    Introduced in ``04_layer_norm``.
+    """
     whole = total(params) if whole is None else whole
     rows = [
         (p.name, "[" + ", ".join(map(str, p.shape)) + "]", p.group, render(p.formula), fmt_int(p.count), fmt_share(p.count, whole))
@@ -94,7 +106,7 @@ def compact_table(params: Iterable[Param]) -> str:
     """Tensors keyed by name, with shape, formula and count: narrow enough for a slide.
 
     :func:`tensor_table` without its component and share columns. Pass rows through
-    :func:`under` to print names relative to a module. Introduced in ``01_embeddings``; used again in 02, 03 and 05.
+    :func:`under` to print names relative to a module. Introduced in ``01_embeddings``. Used again in 02, 03 and 05.
     """
     rows = [(p.name, "[" + ", ".join(map(str, p.shape)) + "]", render(p.formula), fmt_int(p.count)) for p in params]
     return table(("tensor", "shape", "formula", "parameters"), rows, right=(3,))

@@ -34,7 +34,7 @@ def generic_decoder(L: int, H: int, V: int) -> int:
 def swiglu_intermediate(H: int, multiple_of: int = 256, ffn_dim_multiplier: float | Fraction | None = None) -> int:
     """LLaMA's SwiGLU width: ⌊⅔·4H⌋ (times ``ffn_dim_multiplier`` if given), rounded up to a multiple of ``multiple_of``.
 
-    Introduced in ``07_decoder_llms``; the rule of ``FeedForward`` in Meta's ``llama/model.py``.
+    The rule of ``FeedForward`` in Meta's ``llama/model.py``. Introduced in ``07_decoder_llms``.
     """
     hidden = (2 * 4 * H) // 3
     if ffn_dim_multiplier is not None:

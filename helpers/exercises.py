@@ -8,7 +8,10 @@ from __future__ import annotations
 
 
 def verdict(answer: int | None, expected: int) -> str:
-    """``not attempted``, ``correct``, or a hint (too high / too low) that does not give the answer away."""
+    """``not attempted``, ``correct``, or a hint (too high / too low) that does not give the answer away.
+
+    Introduced in ``00_overview``.
+    """
     if answer is None:
         return "not attempted"
     if isinstance(answer, bool) or not isinstance(answer, int):
@@ -19,5 +22,8 @@ def verdict(answer: int | None, expected: int) -> str:
 
 
 def check(exercise: str, answer: int | None, expected: int) -> None:
-    """Print ``Exercise N: <verdict>`` for a learner's answer (see :func:`verdict`)."""
+    """Print ``Exercise N: <verdict>`` for a learner's answer (see :func:`verdict`).
+
+    Introduced in ``00_overview``.
+    """
     print(f"{exercise}: {verdict(answer, expected)}")

@@ -115,7 +115,10 @@ class Flops:
 
 
 def tied_table(config: ModelConfig) -> str | None:
-    """The name of the embedding table the LM head reuses as a matmul, or None (untied, or no LM head)."""
+    """The name of the embedding table the LM head reuses as a matmul, or None (untied, or no LM head).
+
+    Introduced in ``08_flops_and_memory``.
+    """
     if config.model_type in _TIED_TABLE and config.flags.get("tie_word_embeddings"):
         return _TIED_TABLE[config.model_type]
     return None
@@ -157,9 +160,9 @@ def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]
 def forward_flops(config: ModelConfig, batch: int, seq_len: int) -> Flops:
     """Matmul FLOPs of one forward pass on ``batch × seq_len`` tokens, by component, with backward FLOPs.
 
-    Introduced in ``08_flops_and_memory``. Every weight matrix is counted from the parameter table
-    (``2·tokens·in·out``) and checked against its component formula; the attention ``S×S`` matmuls,
-    which have no parameters, come from their formula.
+    Introduced in ``00_overview``. Derived in ``08_flops_and_memory``: every weight matrix is counted
+    from the parameter table (``2·tokens·in·out``) and checked against its component formula; the
+    attention ``S×S`` matmuls, which have no parameters, come from their formula.
     """
     if batch < 1 or seq_len < 1:
         raise ValueError(f"batch and seq_len must be positive, got {batch} and {seq_len}")
@@ -179,7 +182,10 @@ def forward_flops(config: ModelConfig, batch: int, seq_len: int) -> Flops:
 # --- the 6·N·D rule ------------------------------------------------------------------------------
 
 def six_n_d(config: ModelConfig, batch: int, seq_len: int) -> int:
-    """The rule of thumb for one training step: 6 × parameters × tokens (N = every parameter, D = B·S)."""
+    """The rule of thumb for one training step: 6 × parameters × tokens (N = every parameter, D = B·S).
+
+    Introduced in ``08_flops_and_memory``.
+    """
     return 6 * total(param_table(config)) * batch * seq_len
 
 
@@ -254,7 +260,10 @@ def six_n_d_breakdown(flops: Flops) -> str:
 
 
 def to_json(flops: Flops) -> dict[str, object]:
-    """The ``python -m helpers flops --json`` document."""
+    """The ``python -m helpers flops --json`` document.
+
+    Introduced in ``08_flops_and_memory``.
+    """
     c = flops.config
     return {
         "model": c.name,

@@ -102,15 +102,18 @@ def training_state(config: ModelConfig, recipe: str = ADAMW_MIXED) -> list[Memor
 
 
 def kv_cache_formula(config: ModelConfig) -> str | None:
-    """Values in the KV cache as a formula over the config's symbols, B and S; None for an encoder."""
+    """Values in the KV cache as a formula over the config's symbols, B and S; None for an encoder.
+
+    Introduced in ``08_flops_and_memory``.
+    """
     return _KV_VALUES[config.model_type]
 
 
 def kv_cache_bytes(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp16") -> int | None:
     """Bytes of the keys and values a decoder keeps for ``batch`` sequences of ``seq_len`` tokens.
 
-    Introduced in ``08_flops_and_memory``: ``2 · L · A_kv · d_k · S · B · bytes per value``.
-    None for BERT and RoBERTa (encoders: no cache).
+    ``2 · L · A_kv · d_k · S · B · bytes per value``; None for BERT and RoBERTa (encoders: no cache).
+    Introduced in ``08_flops_and_memory``.
     """
     formula = kv_cache_formula(config)
     if formula is None:
@@ -121,13 +124,16 @@ def kv_cache_bytes(config: ModelConfig, batch: int, seq_len: int, dtype: str = "
 def activation_bytes_per_layer(config: ModelConfig, batch: int, seq_len: int) -> int:
     """ESTIMATE of one layer's stored activations in 16-bit, no recomputation: S·B·H·(34 + 5·A·S/H).
 
-    Introduced in ``08_flops_and_memory`` (Korthikanti et al. 2022, eq. 2).
+    Korthikanti et al. 2022, eq. 2. Introduced in ``08_flops_and_memory``.
     """
     return evaluate(ACTIVATIONS_PER_LAYER, config, B=batch, S=seq_len)
 
 
 def activation_bytes(config: ModelConfig, batch: int, seq_len: int) -> int:
-    """ESTIMATE of the activations of all L layers (embeddings, final norm and logits not included)."""
+    """ESTIMATE of the activations of all L layers (embeddings, final norm and logits not included).
+
+    Introduced in ``08_flops_and_memory``.
+    """
     return config["L"] * activation_bytes_per_layer(config, batch, seq_len)
 
 
@@ -176,7 +182,10 @@ def fmt_bytes(n: int) -> str:
 
 
 def memory_breakdown(memory: Memory) -> str:
-    """The text report of ``python -m helpers memory``: weights, training state, KV cache, activations."""
+    """The text report of ``python -m helpers memory``: weights, training state, KV cache, activations.
+
+    Introduced in ``08_flops_and_memory``.
+    """
     c, B, S = memory.config, memory.batch, memory.seq_len
     out = [f"N = {fmt_int(memory.parameters)} parameters in N_t = {parameter_tensors(c)} tensors; B = {B}, S = {S}"]
     rows = [(dtype, f"{Fraction(DTYPE_BITS[dtype], 8)}", fmt_int(n), fmt_bytes(n)) for dtype, n in memory.weights().items()]
@@ -208,7 +217,10 @@ def memory_breakdown(memory: Memory) -> str:
 
 
 def to_json(memory: Memory) -> dict[str, object]:
-    """The ``python -m helpers memory --json`` document (bytes as exact integers)."""
+    """The ``python -m helpers memory --json`` document (bytes as exact integers).
+
+    Introduced in ``08_flops_and_memory``.
+    """
     c = memory.config
     return {
         "model": c.name,

@@ -30,7 +30,10 @@ CLASSIFIER = "classifier"
 
 
 def numel(shape: Iterable[int]) -> int:
-    """Number of elements of a tensor of this shape, exact (NumPy object product)."""
+    """Number of elements of a tensor of this shape, exact (NumPy object product).
+
+    Introduced in ``00_overview``.
+    """
     return int(np.prod(np.array(list(shape), dtype=object), dtype=object))
 
 
@@ -55,13 +58,19 @@ class Param:
 
 
 def evaluate(formula: str, config: ModelConfig, **extra: int) -> int:
-    """The value of a formula for a configuration (and any extra symbols), in exact integers."""
+    """The value of a formula for a configuration (and any extra symbols), in exact integers.
+
+    Introduced in ``01_embeddings``.
+    """
     names = {**config.sizes, **extra}
     return int(eval(compile(formula, "<formula>", "eval"), {"__builtins__": {}}, names))
 
 
 def render(formula: str) -> str:
-    """``"L*(4*H**2 + 4*H)"`` -> ``"L·(4H² + 4H)"``: the formula as the notebooks print it."""
+    """``"L*(4*H**2 + 4*H)"`` -> ``"L·(4H² + 4H)"``: the formula as the notebooks print it.
+
+    Introduced in ``04_layer_norm``.
+    """
     text = formula.replace("**2", "²").replace("**3", "³")
     text = re.sub(r"(?<![\w])(\d+)\*(?=[A-Za-z(])", r"\1", text)
     return text.replace("*", "·")
@@ -222,17 +231,26 @@ def param_table(config: ModelConfig) -> list[Param]:
 
 
 def group_formulas(config: ModelConfig) -> dict[str, str]:
-    """The symbolic count of each component, as evaluable expressions (see :func:`render`)."""
+    """The symbolic count of each component, as evaluable expressions (see :func:`render`).
+
+    Introduced in ``01_embeddings``.
+    """
     return _FORMULAS[config.model_type](config)
 
 
 def total(params: Iterable[Param]) -> int:
-    """Sum of the tensors' counts (exact)."""
+    """Sum of the tensors' counts (exact).
+
+    Introduced in ``00_overview``.
+    """
     return sum((p.count for p in params), 0)
 
 
 def group_counts(params: Iterable[Param]) -> dict[str, int]:
-    """Count per component, in the order components first appear."""
+    """Count per component, in the order components first appear.
+
+    Introduced in ``03_feed_forward``.
+    """
     counts: dict[str, int] = {}
     for p in params:
         counts[p.group] = counts.get(p.group, 0) + p.count
@@ -244,26 +262,32 @@ def under(params: Iterable[Param], prefix: str) -> list[Param]:
 
     ``under(param_table(c), "embeddings.")`` names its rows ``word_embeddings.weight`` ...: the names
     a component built alone (``build_component(BertEmbeddings, c)``) gives its parameters, so the
-    two can be compared with ``torch_ref.matches``. Introduced in ``01_embeddings``; used again in 02 and 03.
+    two can be compared with ``torch_ref.matches``. Introduced in ``01_embeddings``. Used again in 02 and 03.
     """
     return [Param(p.name[len(prefix):], p.shape, p.group, p.formula) for p in params if p.name.startswith(prefix)]
 
 
 def is_norm(param: Param) -> bool:
-    """True for a LayerNorm/RMSNorm tensor (γ or β), whatever component the engine files it under."""
+    """True for a LayerNorm/RMSNorm tensor (γ or β), whatever component the engine files it under.
+
+    What :func:`linear_biases` leaves out (a norm's β is no linear bias). Introduced in ``02_multi_head_attention``.
+    """
     return re.search(r"(LayerNorm|layernorm|\bln_\w+|\bnorm)\.(weight|bias)$", param.name) is not None
 
 
 def linear_biases(params: Iterable[Param]) -> list[Param]:
     """The bias vectors of the linear layers (every ``.bias`` that is not a LayerNorm's β).
 
-    Introduced in ``00_overview``: these are what write-ups 000 and 003 leave out.
+    These are what write-ups 000 and 003 leave out. Introduced in ``00_overview``.
     """
     return [p for p in params if p.name.endswith("bias") and len(p.shape) == 1 and not is_norm(p)]
 
 
 def select(params: Iterable[Param], group: str | None = None, layer: int | None = None) -> list[Param]:
-    """The rows of one component and/or one layer (``layer=None``: any)."""
+    """The rows of one component and/or one layer (``layer=None``: any).
+
+    Introduced in ``00_overview``.
+    """
     return [p for p in params if (group is None or p.group == group) and (layer is None or p.layer == layer)]
 
 

@@ -7,9 +7,12 @@ notebook that introduces it. Cells that draw end with ``plt.show()`` so nbval se
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence, SupportsFloat
 
 import matplotlib.pyplot as plt
+from matplotlib.patches import Rectangle
+
+from .params import Param
 
 # one colour per component, the same in every notebook
 COLOURS: dict[str, str] = {
@@ -26,7 +29,10 @@ COLOURS: dict[str, str] = {
 
 
 def apply_style() -> None:
-    """The series' matplotlib style: fixed size and dpi, no top/right spines."""
+    """The series' matplotlib style: fixed size and dpi, no top/right spines.
+
+    Introduced in ``00_overview``.
+    """
     plt.rcParams.update({
         "figure.figsize": (8.0, 4.5),
         "figure.dpi": 100,
@@ -108,9 +114,6 @@ def error_parts_bars(parts: Mapping[str, Mapping[str, int]], totals: Mapping[str
 
 # --- added for 05_pooler_and_heads and 06_full_bert ------------------------------------------------
 
-from typing import Sequence, SupportsFloat  # noqa: E402
-
-
 def stacked_bars(columns: Mapping[str, Mapping[str, int]], title: str, ax: plt.Axes | None = None) -> plt.Axes:
     """One stacked bar per model, one segment per component, each bar labelled with its exact total.
 
@@ -157,13 +160,6 @@ def share_lines(widths: Sequence[int], shares: Mapping[str, Sequence[SupportsFlo
 
 
 # --- added for 01_embeddings, 02_multi_head_attention and 03_feed_forward --------------------------
-
-from typing import Sequence  # noqa: E402
-
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from .params import Param  # noqa: E402
-
 
 def vocab_share_plot(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
                      points: Mapping[str, tuple[int, float, str]], title: str,
@@ -275,8 +271,8 @@ def seq_len_share_lines(lengths: Sequence[int], shares: Mapping[str, Mapping[str
     """Shares of the forward FLOPs (percent) against the sequence length S on a log-2 axis.
 
     ``shares`` maps a model to ``{part: share per length}`` (one colour per model, one line style per
-    part); ``contexts`` marks each model's trained context length with a dotted line. Introduced in
-    ``08_flops_and_memory``.
+    part); ``contexts`` marks each model's trained context length with a dotted line.
+    Introduced in ``08_flops_and_memory``.
     """
     ax = ax or plt.subplots()[1]
     palette = ("#4C72B0", "#DD8452", "#55A868", "#C44E52")

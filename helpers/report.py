@@ -9,19 +9,28 @@ from typing import Sequence
 
 
 def fmt_int(n: int) -> str:
-    """An exact integer with thousands separators: ``109,482,240``."""
+    """An exact integer with thousands separators: ``109,482,240``.
+
+    Introduced in ``00_overview``.
+    """
     return f"{n:,}"
 
 
 def fmt_share(part: int, whole: int) -> str:
-    """``part`` as a percentage of ``whole`` with two decimals (exact rounding from integers)."""
+    """``part`` as a percentage of ``whole`` with two decimals (exact rounding from integers).
+
+    Introduced in ``01_embeddings``.
+    """
     if whole == 0:
         return "-"
     return f"{100 * part / whole:.2f}%"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:
-    """A fixed-width table; the columns whose indices are in ``right`` are right-aligned."""
+    """A fixed-width table; the columns whose indices are in ``right`` are right-aligned.
+
+    Introduced in ``00_overview``.
+    """
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
 

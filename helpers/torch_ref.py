@@ -1,6 +1,6 @@
 """Reference models built from plain ``torch.nn`` modules (not from transformers), names as in the checkpoints.
 
-Introduced in ``01_embeddings`` (the first torch check); every notebook closes with one of these.
+Introduced in ``00_overview`` (the first torch check); every notebook closes with one of these.
 Models are built on the meta device by default: shapes without memory, so even GPT-3 175B builds in
 about a second. Each module has an eager forward pass (full S×S attention, as transformers' eager
 attention), so ``torch.utils.flop_counter.FlopCounterMode`` can count its matrix multiplies.
@@ -22,17 +22,26 @@ from .params import Param
 # --- counting -------------------------------------------------------------------------------------
 
 def torch_count(module: nn.Module) -> int:
-    """Parameters of a module as torch counts them: ``numel`` summed, a tied weight once."""
+    """Parameters of a module as torch counts them: ``numel`` summed, a tied weight once.
+
+    Introduced in ``00_overview``.
+    """
     return sum(p.numel() for p in module.parameters())
 
 
 def torch_table(module: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
-    """``(name, shape)`` of every parameter in registration order, a tied weight once."""
+    """``(name, shape)`` of every parameter in registration order, a tied weight once.
+
+    Introduced in ``01_embeddings``.
+    """
     return [(name, tuple(p.shape)) for name, p in module.named_parameters()]
 
 
 def matches(params: list[Param], module: nn.Module, prefix: str = "") -> bool:
-    """True when a parameter table and a torch module have the same names, shapes and order."""
+    """True when a parameter table and a torch module have the same names, shapes and order.
+
+    Introduced in ``00_overview``.
+    """
     return [(prefix + p.name, p.shape) for p in params] == torch_table(module)
 
 
@@ -166,6 +175,8 @@ class BertLayer(nn.Module):
 
 
 class BertEncoder(nn.Module):
+    """The L encoder layers, ``encoder.layer.0`` ...: L·(4H² + 2H·I + I + 9H)."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.layer = nn.ModuleList(BertLayer(c) for _ in range(c["L"]))
@@ -202,6 +213,8 @@ class BertModel(nn.Module):
 
 
 class BertPredictionHeadTransform(nn.Module):
+    """MLM head transform (parameters only): dense H² + H and LayerNorm 2H: H² + 3H."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.dense = nn.Linear(c["H"], c["H"])
@@ -220,6 +233,8 @@ class BertLMPredictionHead(nn.Module):
 
 
 class BertPreTrainingHeads(nn.Module):
+    """The ``cls.`` heads: MLM (V + H² + 3H, decoder tied) and NSP (2H + 2): V + H² + 5H + 2."""
+
     def __init__(self, c: ModelConfig, word_embeddings: nn.Embedding) -> None:
         super().__init__()
         self.predictions = BertLMPredictionHead(c, word_embeddings)
@@ -252,6 +267,8 @@ class Conv1D(nn.Module):
 
 
 class GPT2Attention(nn.Module):
+    """GPT-2 attention: c_attn H×3H + 3H, c_proj H² + H: 4H² + 4H."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.heads = c["A"]
@@ -264,6 +281,8 @@ class GPT2Attention(nn.Module):
 
 
 class GPT2MLP(nn.Module):
+    """GPT-2 MLP: c_fc H×I + I, c_proj I×H + H, tanh GELU between: 2H·I + I + H."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.c_fc = Conv1D(c["H"], c["I"])
@@ -289,6 +308,8 @@ class GPT2Block(nn.Module):
 
 
 class GPT2Model(nn.Module):
+    """``transformer.``: wte V×H, wpe P×H, L blocks, ln_f 2H: (V + P)·H + L·(4H² + 2H·I + I + 9H) + 2H."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.wte = nn.Embedding(c["V"], c["H"])
@@ -337,6 +358,7 @@ def rotary_angles(d_k: int, S: int, device: torch.device | str,
     """cos and sin of the rotary angles, [1, S, d_k]: position × frequency, elementwise (no matmul, no parameter).
 
     Built as transformers 5 builds them (an outer product by broadcasting), so FlopCounterMode counts 0.
+    Introduced in ``07_decoder_llms``.
     """
     inv_freq = 1.0 / (10000 ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
     positions = torch.arange(S, device=device, dtype=torch.float32)
@@ -387,6 +409,8 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
+    """Pre-RMSNorm LLaMA layer (no biases): 2A·d_k·H + 2A_kv·d_k·H attention + 3H·I SwiGLU + 2H norms."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.self_attn = LlamaAttention(c)
@@ -400,6 +424,8 @@ class LlamaDecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
+    """``model.``: embed_tokens V×H, L decoder layers, final RMSNorm H; rotary positions add no parameter."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.d_k = c["d_k"]
@@ -440,14 +466,17 @@ ARCHITECTURES: dict[str, type[nn.Module]] = {
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 
-    Introduced in ``01_embeddings``.
+    Introduced in ``00_overview``.
     """
     with torch.device(device):
         return ARCHITECTURES[config.model_type](config)
 
 
 def build_component(cls: type[nn.Module], config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
-    """One component (``BertEmbeddings``, ``BertLayer``, ``BertPooler`` ...) on the meta device."""
+    """One component (``BertEmbeddings``, ``BertLayer``, ``BertPooler`` ...) on the meta device.
+
+    Introduced in ``01_embeddings``.
+    """
     with torch.device(device):
         return cls(config)
 

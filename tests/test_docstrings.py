@@ -1,0 +1,122 @@
+"""The helper library's documentation rule, and transformers kept out of helpers/ and the notebooks.
+
+Every public function of a ``helpers`` module names the notebook that introduces it
+("Introduced in ``NN_name``."), and that notebook exists; every public class has a docstring.
+``helpers.site`` (the slide/HTML tooling) and ``helpers.cli.main`` (the command line) are exempt.
+transformers is test-only: importing every helpers module must not import it, and no notebook may.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import helpers
+
+from .conftest import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+INTRODUCED = re.compile(r"Introduced in ``(\d\d_\w+)``\.")
+# every module of the package; __main__ runs the command line when imported
+MODULES = sorted(m.name for m in pkgutil.iter_modules(helpers.__path__) if m.name != "__main__")
+DOCUMENTED = [m for m in MODULES if m != "site"]
+EXEMPT = {("cli", "main")}
+
+
+def _public(module: ModuleType, kind) -> list[tuple[str, object]]:
+    """The public functions (or classes) defined in ``module`` itself, not imported into it."""
+    return [(name, obj) for name, obj in vars(module).items()
+            if not name.startswith("_") and kind(obj) and obj.__module__ == module.__name__]
+
+
+def _class_docstrings(module: ModuleType) -> dict[str, str | None]:
+    """Each top-level class's own docstring, read from the source (a dataclass or an ``nn.Module``
+    subclass without one would otherwise show a generated or inherited text)."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    return {node.name: ast.get_docstring(node) for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def test_every_module_is_checked():
+    assert {"count", "params", "plots", "torch_ref", "cli", "flops", "memory", "checkpoint"} <= set(DOCUMENTED)
+    assert "site" in MODULES and "site" not in DOCUMENTED
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_public_functions_name_their_notebook(name):
+    module = importlib.import_module(f"helpers.{name}")
+    functions = [(n, f) for n, f in _public(module, inspect.isfunction) if (name, n) not in EXEMPT]
+    problems = []
+    for fname, function in functions:
+        found = INTRODUCED.findall(function.__doc__ or "")
+        if len(found) != 1:
+            problems.append(f"{name}.{fname}: {len(found)} 'Introduced in ``NN_name``.' sentences")
+        elif not (ROOT / "notebooks" / f"{found[0]}.ipynb").is_file():
+            problems.append(f"{name}.{fname}: notebooks/{found[0]}.ipynb does not exist")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_public_classes_have_docstrings(name):
+    module = importlib.import_module(f"helpers.{name}")
+    docstrings = _class_docstrings(module)
+    missing = [cname for cname, _ in _public(module, inspect.isclass) if not (docstrings.get(cname) or "").strip()]
+    assert not missing, f"helpers.{name}: classes without a docstring: {missing}"
+
+
+def test_the_rule_rejects_what_it_should():
+    assert INTRODUCED.findall("Counts. Introduced in ``07_decoder_llms``.") == ["07_decoder_llms"]
+    assert INTRODUCED.findall("Introduced in ``07_decoder_llms``; used again later.") == []
+    assert INTRODUCED.findall("Introduced in\n    ``07_decoder_llms``.") == []  # keep it greppable: one line
+
+
+def test_importing_helpers_leaves_transformers_out():
+    code = ("import importlib, sys\n"
+            f"for name in {MODULES!r}:\n"
+            "    importlib.import_module('helpers.' + name)\n"
+            "assert 'torch' in sys.modules and 'matplotlib.pyplot' in sys.modules, 'not every module was imported'\n"
+            "print(sorted(m for m in sys.modules if m == 'transformers' or m.startswith('transformers.')))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def _imports_transformers(source: str) -> bool:
+    """An ``import transformers`` / ``from transformers ...`` statement anywhere (IPython magics dropped)."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "transformers" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "transformers":
+            return True
+    return False
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_notebook_imports_transformers(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            assert "import transformers" not in source and "from transformers" not in source, f"cell {i}"
+            assert not _imports_transformers(source), f"cell {i}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "helpers").glob("*.py")), ids=lambda p: p.name)
+def test_no_helpers_module_imports_transformers(path):
+    assert not _imports_transformers(path.read_text(encoding="utf-8")), "even a lazy import inside a function"
+
+
+def test_the_import_check_sees_imports():
+    assert _imports_transformers("import numpy, transformers.models")
+    assert _imports_transformers("def f():\n    from transformers import BertModel")
+    assert not _imports_transformers("from helpers import torch_ref  # not transformers")
