@@ -299,7 +299,7 @@ def published() -> dict[str, Any]:
 
 
 def published_figure(name: str) -> dict[str, Any]:
-    """The figure published for a model of ``data/models/``: its paper's where it has one (listed first).
+    """The first figure ``data/published.json`` lists for a model of ``data/models/`` (its paper's, where it has one).
 
     Introduced in ``00_overview``. Raises ``KeyError`` for a model with no published figure.
     """

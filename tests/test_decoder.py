@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ATTENTION, FEED_FORWARD, count_model, load_config, model_names, param_table, parse_config, total
-from helpers.config import published
+from helpers.config import DATA_DIR, published, read_json
 from helpers.decoder import (ERROR_PARTS, error_formulas, error_parts, estimate_12lh2, generic_decoder,
                              swiglu_intermediate)
 
@@ -94,19 +94,32 @@ def test_error_formulas_refuse_an_encoder():
         error_formulas(load_config("bert-base-uncased"))
 
 
-@pytest.mark.parametrize("name", ["llama-7b", "llama-13b", "llama-33b", "llama-65b"])
+SWIGLU = {name: s for name, s in read_json(DATA_DIR / "swiglu.json").items() if not name.startswith("_")}
+
+
+def test_swiglu_settings_cover_every_llama():
+    assert sorted(SWIGLU) == sorted(n for n in DECODERS if load_config(n).model_type == "llama")
+
+
+@pytest.mark.parametrize("name", sorted(SWIGLU))
 def test_swiglu_rule_reproduces_llama_widths(name):
-    c = load_config(name)
-    assert swiglu_intermediate(c["H"]) == c["I"]
+    c, s = load_config(name), SWIGLU[name]
+    assert swiglu_intermediate(c["H"], multiple_of=s["multiple_of"], ffn_dim_multiplier=s["ffn_dim_multiplier"]) == c["I"]
+    if s["ffn_dim_multiplier"] is None and s["multiple_of"] == 256:
+        assert swiglu_intermediate(c["H"]) == c["I"]  # the plain rule, the function's defaults
 
 
 def test_llama_2_70b_needs_its_multiplier():
-    c = load_config("llama-2-70b")
+    c, s = load_config("llama-2-70b"), SWIGLU["llama-2-70b"]
+    assert s["ffn_dim_multiplier"] is not None and s["multiple_of"] != 256
     assert swiglu_intermediate(c["H"]) != c["I"]  # the plain rule gives LLaMA 65B's width
     assert swiglu_intermediate(c["H"]) == load_config("llama-65b")["I"]
-    # Meta's params.json for Llama 2 70B: ffn_dim_multiplier 1.3, multiple_of 4096
-    assert swiglu_intermediate(c["H"], multiple_of=4096, ffn_dim_multiplier=1.3) == c["I"] == 28672
-    assert swiglu_intermediate(c["H"], multiple_of=4096, ffn_dim_multiplier=Fraction(13, 10)) == c["I"]
+    assert swiglu_intermediate(c["H"], multiple_of=s["multiple_of"], ffn_dim_multiplier=s["ffn_dim_multiplier"]) == c["I"]
+    assert c["I"] == 28672  # intermediate_size in Meta's Llama-2-70b-hf config.json
+    exact_multiplier = Fraction(str(s["ffn_dim_multiplier"]))  # 13/10, not the float nearest 1.3
+    assert swiglu_intermediate(c["H"], multiple_of=s["multiple_of"], ffn_dim_multiplier=exact_multiplier) == c["I"]
+    # the multiplier matters: rounded to the same multiple without it, the width is another
+    assert swiglu_intermediate(c["H"], multiple_of=s["multiple_of"]) != c["I"]
 
 
 @given(st.integers(1, 10**6), st.sampled_from([1, 2, 32, 64, 256, 4096]))
