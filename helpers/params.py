@@ -121,7 +121,7 @@ _BERT_FORMULAS = {
     EMBEDDINGS: "(V + P + T)*H",
     ATTENTION: "L*(4*H**2 + 4*H)",
     FEED_FORWARD: "L*(2*H*I + I + H)",
-    LAYER_NORM: "2*H + L*4*H",
+    LAYER_NORM: "2*H + 4*L*H",
     POOLER: "H**2 + H",
 }
 
@@ -159,7 +159,7 @@ def _gpt2_formulas(c: ModelConfig) -> dict[str, str]:
         EMBEDDINGS: "(V + P)*H",
         ATTENTION: "L*(4*H**2 + 4*H)",
         FEED_FORWARD: "L*(2*H*I + I + H)",
-        LAYER_NORM: "L*4*H + 2*H",
+        LAYER_NORM: "4*L*H + 2*H",
     }
     if not c.flags["tie_word_embeddings"]:
         formulas[LM_HEAD] = "V*H"

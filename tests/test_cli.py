@@ -20,7 +20,7 @@ def test_count_prints_the_breakdown():
     assert lines[0].startswith("bert-base-uncased (BertModel: V=30522 H=768")
     assert any(line.startswith("total") and "109,482,240" in line and "100.00%" in line for line in lines)
     for component, formula in [("embeddings", "(V + P + T)·H"), ("attention", "L·(4H² + 4H)"),
-                               ("feed-forward", "L·(2H·I + I + H)"), ("layer norm", "2H + L·4H"),
+                               ("feed-forward", "L·(2H·I + I + H)"), ("layer norm", "2H + 4L·H"),
                                ("pooler", "H² + H")]:
         assert any(line.startswith(component) and formula in line for line in lines), component
 

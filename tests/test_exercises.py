@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-import helpers.exercises
 from helpers.exercises import check, verdict
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
@@ -38,19 +39,32 @@ def test_check_prints_without_giving_the_answer_away(capsys):
     assert "123" not in out
 
 
-def run_notebook(path: Path, monkeypatch) -> dict[str, tuple[object, int]]:
-    """Execute a notebook's code in order; return ``{exercise: (answer, expected)}`` from its check calls."""
-    import matplotlib
+RUNNER = """
+import json, sys
+import matplotlib
+matplotlib.use("Agg")
+import helpers.exercises
+seen = {}
+helpers.exercises.check = lambda name, answer, expected: seen.update({name: [answer, expected]})
+namespace = {"__name__": "__main__"}
+for cell in json.load(open(sys.argv[1]))["cells"]:
+    if cell["cell_type"] == "code":
+        exec(compile("".join(cell["source"]), sys.argv[1], "exec"), namespace)
+sys.stdout = sys.__stdout__
+print("\\nCHECKED " + json.dumps(seen))
+"""
 
-    matplotlib.use("Agg")
-    seen: dict[str, tuple[object, int]] = {}
-    monkeypatch.setattr(helpers.exercises, "check", lambda name, answer, expected: seen.update({name: (answer, expected)}))
-    monkeypatch.chdir(path.parent)
-    namespace: dict[str, object] = {"__name__": "__main__"}
-    for cell in json.loads(path.read_text())["cells"]:
-        if cell["cell_type"] == "code":
-            exec(compile("".join(cell["source"]), f"{path.name}", "exec"), namespace)
-    return seen
+
+def run_notebook(path: Path) -> dict[str, tuple[object, int]]:
+    """Execute a notebook's code in a fresh interpreter, as a kernel would, with ``check`` recording its calls.
+
+    Returns ``{exercise: (answer, expected)}``; the expected answers come from the notebook's own helpers calls.
+    """
+    result = subprocess.run([sys.executable, "-c", RUNNER, path.name], capture_output=True, text=True,
+                            cwd=path.parent)
+    assert result.returncode == 0, result.stderr[-3000:]
+    checked = json.loads(result.stdout.rsplit("\nCHECKED ", 1)[1])
+    return {name: (answer, expected) for name, (answer, expected) in checked.items()}
 
 
 def solutions(path: Path) -> dict[str, str]:
@@ -66,9 +80,8 @@ def solutions(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_exercises_match_their_solutions(path, monkeypatch, capsys):
-    checked = run_notebook(path, monkeypatch)
-    capsys.readouterr()
+def test_exercises_match_their_solutions(path):
+    checked = run_notebook(path)
     assert checked, "a notebook without exercises"
     assert all(answer is None for answer, _ in checked.values()), "stored answer cells must start unanswered"
     assert all(isinstance(expected, int) and not isinstance(expected, bool) for _, expected in checked.values())
