@@ -87,10 +87,9 @@ def _positive(option: str, value: str | None, default: int | None = None) -> int
         if default is None:
             raise ConfigError(option, "is required (a positive integer)")
         return default
-    try:
-        number = int(value, 10)
-    except ValueError:
-        raise ConfigError(option, f"must be a positive integer, got {value!r}") from None
+    if not value.isascii() or not value.isdigit():  # int() would also take "1_000", " 8" or "+8"
+        raise ConfigError(option, f"must be a positive integer, got {value!r}")
+    number = int(value)
     if number < 1:
         raise ConfigError(option, f"must be a positive integer, got {number}")
     return number

@@ -72,11 +72,16 @@ _BERT_SIZES = (
     Size("num_attention_heads", "A", 12),
     Size("intermediate_size", "I", 3072),
     Size("max_position_embeddings", "P", 512),
-    Size("type_vocab_size", "T", 2),
+    Size("type_vocab_size", "T", 2, minimum=0),  # transformers builds an empty segment table for 0
 )
 # transformers 5 builds absolute position tables only and adds cross-attention weights on request;
 # is_decoder only changes the mask, not the parameters.
 _BERT_REFUSED = {"add_cross_attention": False, "position_embedding_type": "absolute"}
+_REFUSED_WHY = {
+    "add_cross_attention": "cross-attention layers are not modelled",
+    "position_embedding_type": "transformers 5 builds absolute tables whatever this says, while a checkpoint "
+                               "trained so holds relative-distance tables; neither count would be the model's",
+}
 
 FAMILIES: dict[str, Family] = {
     "bert": Family("bert", "BertModel", (Size("vocab_size", "V", 30522), *_BERT_SIZES), refused=_BERT_REFUSED,
@@ -155,6 +160,9 @@ def _read_int(key: str, value: Any) -> int:
 
 
 def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
+    for key in (size.key, *size.aliases):
+        if key in raw and raw[key] is None and size.default is not None:  # transformers would fail on it
+            raise ConfigError(key, f"must be an integer, got null (leave the key out for the default {size.default})")
     given = [key for key in (size.key, *size.aliases) if raw.get(key) is not None]
     if not given:
         return size.default
@@ -212,7 +220,8 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
     family = FAMILIES[model_type]
     for key, expected in family.refused.items():
         if key in raw and raw[key] is not None and raw[key] != expected:
-            raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)})")
+            raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): "
+                                   f"{_REFUSED_WHY[key]}")
     sizes: dict[str, int] = {}
     for size in family.sizes:
         value = _read_size(raw, size)
@@ -242,13 +251,15 @@ def model_names() -> list[str]:
 
 
 def resolve(spec: str | Path) -> Path:
-    """A path to a config.json, or the name of a model in ``data/models/``.
+    """A path to a config.json (or to a checkpoint folder holding one), or the name of a model in ``data/models/``.
 
     Introduced in ``00_overview``.
     """
     path = Path(spec)
     if path.is_file():
         return path
+    if (path / "config.json").is_file():
+        return path / "config.json"
     shipped = MODELS_DIR / f"{spec}.json"
     if shipped.is_file():
         return shipped

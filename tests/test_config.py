@@ -87,6 +87,8 @@ BAD = [
     ({"model_type": "roberta", "max_position_embeddings": 1}, "pad_token_id", "not a row"),
     ({"model_type": "llama", "vocab_size": 10, "pad_token_id": 10}, "pad_token_id", "not a row"),
     ({"model_type": "bert", "pad_token_id": "0"}, "pad_token_id", "integer"),
+    ({"model_type": "bert", "vocab_size": None}, "vocab_size", "null"),
+    ({"model_type": "bert", "type_vocab_size": -1}, "type_vocab_size", "at least 0"),
 ]
 
 
@@ -99,10 +101,19 @@ def test_bad_configs_name_the_field(raw, field, words):
     assert "\n" not in str(info.value)
 
 
+def test_a_checkpoint_folder_is_read_through_its_config(write_config, tmp_path):
+    write_config({"model_type": "bert", "num_hidden_layers": 2})
+    assert load_config(tmp_path)["L"] == 2
+    assert parse_config({"model_type": "bert", "type_vocab_size": 0})["T"] == 0  # transformers accepts it
+    assert parse_config({"model_type": "gpt2", "n_inner": None})["I"] == 768 * 4  # null means derived here
+
+
 def test_missing_path_and_bad_json(write_config, tmp_path):
     with pytest.raises(ConfigError, match="neither a file nor a model"):
         load_config(tmp_path / "nope.json")
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_config(write_config("{not json"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
     with pytest.raises(ConfigError, match="not a file"):
-        load_config(tmp_path)
+        load_config(empty)  # a folder without a config.json

@@ -203,6 +203,8 @@ BAD = [
     (["--batch", "1", "--seq-len", "-3"], "--seq-len"),
     (["--batch", "two", "--seq-len", "5"], "--batch"),
     (["--batch", "1.5", "--seq-len", "5"], "--batch"),
+    (["--batch", "1_000", "--seq-len", "5"], "--batch"),
+    (["--batch", "+8", "--seq-len", "5"], "--batch"),
     (["--seq-len", "5"], "--batch"),
     (["--batch", "1"], "--seq-len"),
     (["--batch", "1", "--seq-len", "513"], "--seq-len"),  # BERT-base has 512 positions
