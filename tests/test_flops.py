@@ -84,26 +84,20 @@ def cases(draw, model_type: str) -> tuple[dict, int, int]:
     return raw, draw(st.integers(1, 3)), seq_len
 
 
+@pytest.mark.parametrize("source", ["transformers", "torch_ref"])
 @pytest.mark.parametrize("model_type", list(CLASSES))
 @given(data=st.data())
 @settings(max_examples=15, deadline=None)
-def test_transformers_forward_and_backward(model_type, data):
+def test_forward_and_backward(source, model_type, data):
+    """FlopCounterMode on transformers' eager model and on the plain-torch reference equals the engine."""
     raw, B, S = data.draw(cases(model_type))
     flops = forward_flops(parse_config(raw), B, S)
-    model = hf_model(raw)
-    assert counted(model, B, S, **hf_kwargs(model_type)) == flops.forward
-    assert counted(model, B, S, backward=True, **hf_kwargs(model_type)) == flops.training
-
-
-@pytest.mark.parametrize("model_type", list(CLASSES))
-@given(data=st.data())
-@settings(max_examples=15, deadline=None)
-def test_reference_forward_and_backward(model_type, data):
-    raw, B, S = data.draw(cases(model_type))
-    flops = forward_flops(parse_config(raw), B, S)
-    model = torch_ref.build(parse_config(raw))
-    assert counted(model, B, S) == flops.forward
-    assert counted(model, B, S, backward=True) == flops.training
+    if source == "transformers":
+        model, kwargs = hf_model(raw), hf_kwargs(model_type)
+    else:
+        model, kwargs = torch_ref.build(parse_config(raw)), {}
+    assert counted(model, B, S, **kwargs) == flops.forward
+    assert counted(model, B, S, backward=True, **kwargs) == flops.training
 
 
 def test_flop_count_helper_of_the_reference():
