@@ -111,7 +111,20 @@ def read_safetensors_header(path: str | Path) -> dict[str, Any]:
     for name, entry in header.items():
         if name != METADATA:
             _check_entry(path, name, entry, data_bytes)
+    _check_tiling(path, header, data_bytes)
     return header
+
+
+def _check_tiling(path: Path, header: dict[str, Any], data_bytes: int) -> None:
+    """The tensors' byte ranges must cover the data exactly: no gap, no overlap (as safetensors requires)."""
+    position = 0
+    for (begin, end), name in sorted((tuple(e["data_offsets"]), n) for n, e in header.items() if n != METADATA):
+        if begin != position:
+            what = "overlaps the tensor before it" if begin < position else f"leaves a gap of {begin - position} bytes"
+            raise CheckpointError(f"{path}: tensor {name!r} starts at data byte {begin}: it {what}")
+        position = end
+    if position != data_bytes:
+        raise CheckpointError(f"{path}: the tensors cover {position} of the {data_bytes} data bytes")
 
 
 def checkpoint_tensors(path: str | Path) -> list[StoredTensor]:

@@ -191,3 +191,19 @@ def test_real_minilm_checkpoint_matches_the_engine():
     assert result.only_in_table == result.shape_mismatches == ()
     ids = np.frombuffer(read_tensor_bytes(path, "embeddings.position_ids"), dtype="<i8")
     assert ids.tolist() == list(range(512))
+
+
+@pytest.mark.parametrize(
+    ("offsets", "data", "message"),
+    [
+        ([[0, 8], [4, 12]], 12, "overlaps the tensor before it"),
+        ([[0, 8], [12, 20]], 20, "leaves a gap of 4 bytes"),
+        ([[0, 8], [8, 16]], 20, "the tensors cover 16 of the 20 data bytes"),
+    ],
+)
+def test_tensors_must_tile_the_data(tmp_path, offsets, data, message):
+    path = tmp_path / "tiling.safetensors"
+    header = {f"t{i}": {"dtype": "F32", "shape": [2], "data_offsets": span} for i, span in enumerate(offsets)}
+    write_safetensors(path, header, bytes(data))
+    with pytest.raises(CheckpointError, match=message):
+        read_safetensors_header(path)
