@@ -6,29 +6,15 @@ expectations computed from the notebooks, and ``make html`` run first (it rebuil
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from helpers.site import normalize_text, notebook_title, page_display_math
+from tests.test_slides import NOTEBOOKS, ROOT, load, open_pages  # one build lock, one browser runner
 
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 HTML = ROOT / "build" / "html"
-
-_spec = importlib.util.spec_from_file_location("build_site", ROOT / ".ci" / "build_site.py")
-build_site = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build_site)
-
-from tests.test_slides import make  # noqa: E402  (one lock for both test files)
-
-
-def load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def page_of(notebook: Path) -> Path:
@@ -38,15 +24,7 @@ def page_of(notebook: Path) -> Path:
 @pytest.fixture(scope="module")
 def opened():
     """Every page and the index built and opened once: {file name: (Dom, network requests)}."""
-    make("html")
-    try:
-        build_site.chromium()
-    except FileNotFoundError as e:
-        pytest.fail(str(e))
-    pages = [page_of(nb) for nb in NOTEBOOKS] + [HTML / "index.html"]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda page: build_site.probe(page, {}), pages)
-        return {page.name: r for page, r in zip(pages, results)}
+    return open_pages("html", [page_of(nb) for nb in NOTEBOOKS] + [HTML / "index.html"], {})
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)

@@ -50,17 +50,25 @@ def deck_of(notebook: Path) -> Path:
     return SLIDES / f"{notebook.stem}.slides.html"
 
 
-@pytest.fixture(scope="module")
-def opened():
-    """Every deck built and opened once (two Chromiums at a time): {notebook name: (Dom, network requests)}."""
-    make("slides")
+def open_pages(target: str, pages: list[Path], config: dict) -> dict[str, tuple]:
+    """``make TARGET``, then open every page once (two Chromiums at a time): {file name: (Dom, network requests)}.
+
+    Shared with tests/test_html.py. A missing Chromium fails the tests rather than skipping them.
+    """
+    make(target)
     try:
         build_site.chromium()
     except FileNotFoundError as e:
         pytest.fail(str(e))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda nb: build_site.probe(deck_of(nb), {"deck": True}), NOTEBOOKS)
-        return {nb.name: r for nb, r in zip(NOTEBOOKS, results)}
+        results = pool.map(lambda page: build_site.probe(page, config), pages)
+        return {page.name: r for page, r in zip(pages, results)}
+
+
+@pytest.fixture(scope="module")
+def opened():
+    """Every deck built and opened once: {deck file name: (Dom, network requests)}."""
+    return open_pages("slides", [deck_of(nb) for nb in NOTEBOOKS], {"deck": True})
 
 
 def test_there_are_notebooks():
@@ -69,7 +77,7 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_deck_starts_offline(notebook, opened):
-    dom, requests = opened[notebook.name]
+    dom, requests = opened[deck_of(notebook).name]
     assert dom.ready, f"reveal.js did not start: .reveal has classes {dom.reveal_classes}"
     assert dom.probe.get("done"), "reveal.js or MathJax did not finish within the virtual time budget"
     assert dom.probe["errors"] == [], "load failures or script errors"
@@ -92,14 +100,14 @@ def test_deck_loads_only_files_inside_build(notebook, opened):
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_links_between_decks_resolve(notebook, opened):
     """A link to another notebook (``01_embeddings.ipynb``) leads to its deck."""
-    dom, _ = opened[notebook.name]
+    dom, _ = opened[deck_of(notebook).name]
     local = [href.split("#")[0] for href, _ in dom.links if ":" not in href and not href.startswith("#")]
     assert [h for h in local if not (SLIDES / h).is_file()] == []
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_deck_has_the_slides_of_the_metadata(notebook, opened):
-    dom, _ = opened[notebook.name]
+    dom, _ = opened[deck_of(notebook).name]
     layout = slide_layout(load(notebook))
     # one top-level <section> per slide, each holding one <section> per subslide
     assert dom.sections == [len(subslides) for subslides in layout]
@@ -107,7 +115,7 @@ def test_deck_has_the_slides_of_the_metadata(notebook, opened):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_formulas_are_typeset(notebook, opened):
-    dom, _ = opened[notebook.name]
+    dom, _ = opened[deck_of(notebook).name]
     expected = deck_display_math(load(notebook))
     assert dom.math_display >= expected, f"MathJax found {dom.math_display} display formulas, the notebook has {expected}"
     assert dom.math_rendered == dom.math_scripts, f"{dom.math_scripts} formulas found, {dom.math_rendered} typeset"
@@ -124,7 +132,7 @@ def test_solution_cells_are_skipped(notebook):
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_solution_on_the_slides(notebook, opened):
     nb = load(notebook)
-    dom, _ = opened[notebook.name]
+    dom, _ = opened[deck_of(notebook).name]
     # exactly the cells that are not skipped are in the deck (nbconvert marks each cell with its id) ...
     assert all("id" in c for c in nb["cells"]), "cells without ids (nbformat >= 4.5 gives every cell one)"
     assert dom.cell_ids == slide_cell_ids(nb)
