@@ -1,8 +1,6 @@
-"""Figures shared by the notebooks: one style, deterministic output (no dates, no random colours).
+"""The series' style and colours, and its charts of counts, shares and errors.
 
-Introduced in ``00_overview``. Notebook-specific figures are added here as functions, each naming the
-notebook that introduces it. Cells that draw end with ``plt.show()`` so nbval sees only the stable
-``<Figure size ...>`` text.
+Introduced in ``00_overview``. Each function names the notebook that introduces it.
 """
 
 from __future__ import annotations
@@ -12,7 +10,9 @@ from typing import Mapping, Sequence, SupportsFloat
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from .params import Param
+from ..params import Param
+
+__all__ = ["COLOURS", "apply_style", "component_bars", "estimate_error_plot", "error_parts_bars", "stacked_bars", "share_lines", "vocab_share_plot", "head_blocks", "layer_stack", "seq_len_share_lines", "memory_bars"]
 
 # one colour per component, the same in every notebook
 COLOURS: dict[str, str] = {
