@@ -36,8 +36,14 @@ $(STAMP): pyproject.toml
 
 env: $(STAMP)
 
-lab: env
-	$(BIN)/jupyter lab notebooks/
+# root (containers, workshop machines) needs --allow-root; the settings override silences the news pop-up
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+lab: env $(LAB_SETTINGS)
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_FLAGS) notebooks/
+
+$(LAB_SETTINGS): .ci/lab_overrides.json $(STAMP)
+	@mkdir -p $(dir $@)
+	cp .ci/lab_overrides.json $@
 
 test: env slides html chromium
 	@mkdir -p $(MPLCONFIGDIR)
@@ -84,7 +90,7 @@ SLIDES_FLAGS := --template-file .ci/slides_offline.html.j2 \
 	--SlidesExporter.require_js_url=$(LIB)/requirejs/require.js \
 	--SlidesExporter.jquery_url=$(LIB)/jquery/dist/jquery.min.js \
 	--SlidesExporter.mathjax_url='$(MATHJAX_URL)'
-HTML_FLAGS   := --HTMLExporter.require_js_url=$(LIB)/requirejs/require.js \
+HTML_FLAGS   := --template-file .ci/html_offline.html.j2 --HTMLExporter.require_js_url=$(LIB)/requirejs/require.js \
 	--HTMLExporter.mathjax_url='$(MATHJAX_URL)'
 README_IMAGE   := data/img/overview_slide.png
 README_NB      ?= notebooks/00_overview.ipynb
@@ -126,7 +132,7 @@ html: env $(VENDOR_STAMP)
 	@rm -f build/html/.stale
 	@$(BIN)/python .ci/build_site.py index build/html/index.html $(NOTEBOOKS)
 
-build/html/%.html: notebooks/%.ipynb $(VENDOR_STAMP)
+build/html/%.html: notebooks/%.ipynb .ci/html_offline.html.j2 $(VENDOR_STAMP)
 	@echo $< >> build/html/.stale
 
 # headless Chromium for the browser tests and screenshots (Debian package; needs root); skipped when present

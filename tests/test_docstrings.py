@@ -27,8 +27,9 @@ from .conftest import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 INTRODUCED = re.compile(r"Introduced in ``(\d\d_\w+)``\.")
-# every module of the package; __main__ runs the command line when imported
-MODULES = sorted(m.name for m in pkgutil.iter_modules(helpers.__path__) if m.name != "__main__")
+# every module of the package and of its subpackages (plots, exercises); __main__ runs the command line
+MODULES = sorted(m.name.removeprefix("helpers.") for m in pkgutil.walk_packages(helpers.__path__, "helpers.")
+                 if m.name != "helpers.__main__")
 DOCUMENTED = [m for m in MODULES if m != "site"]
 EXEMPT = {("cli", "main")}
 
@@ -47,7 +48,8 @@ def _class_docstrings(module: ModuleType) -> dict[str, str | None]:
 
 
 def test_every_module_is_checked():
-    assert {"count", "params", "plots", "torch_ref", "cli", "flops", "memory", "checkpoint"} <= set(DOCUMENTED)
+    assert {"count", "params", "plots", "plots.charts", "plots.diagrams", "exercises", "torch_ref", "cli", "flops",
+            "memory", "checkpoint"} <= set(DOCUMENTED)
     assert "site" in MODULES and "site" not in DOCUMENTED
 
 
@@ -111,7 +113,7 @@ def test_no_notebook_imports_transformers(notebook):
             assert not _imports_transformers(source), f"cell {i}"
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "helpers").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "helpers").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT / "helpers")))
 def test_no_helpers_module_imports_transformers(path):
     assert not _imports_transformers(path.read_text(encoding="utf-8")), "even a lazy import inside a function"
 

@@ -77,3 +77,15 @@ def test_index_links_every_page_in_reading_order(opened):
     expected = [(f"{nb.stem}.html", notebook_title(load(nb))) for nb in NOTEBOOKS]
     assert NOTEBOOKS and dom.links == expected
     assert all((HTML / href).is_file() for href, _ in dom.links)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_solutions_are_folded(notebook, opened):
+    """Each solution sits in a closed <details> (click to open), so a learner tries the exercise first."""
+    page = page_of(notebook).read_text(encoding="utf-8")
+    solutions = [c["id"] for c in load(notebook)["cells"] if "solution" in c["metadata"].get("tags", [])]
+    assert solutions, "a notebook without exercise solutions"
+    for cell_id in solutions:
+        anchor = page.index(f'id="cell-id={cell_id}"')
+        opening = page.rfind('<details class="solution">', 0, anchor)
+        assert opening != -1 and page.rfind("</details>", opening, anchor) == -1, f"solution {cell_id} is not folded"

@@ -35,3 +35,13 @@ def test_an_unexecuted_notebook_is_caught(tmp_path):
     path.write_text(json.dumps(nb))
     with pytest.raises(AssertionError, match="unexecuted"):
         test_stored_executed_in_order_without_errors(path)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_stored_kernelspec_is_the_installed_kernel(path):
+    """JupyterLab rewrites a differing kernelspec on opening, which marks a learner's untouched notebook modified."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    stored = json.loads(path.read_text())["metadata"]["kernelspec"]
+    assert stored == {"display_name": spec.display_name, "language": spec.language, "name": "python3"}
