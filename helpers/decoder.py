@@ -18,7 +18,9 @@ from .params import evaluate
 def estimate_12lh2(L: int, H: int) -> int:
     """Write-up 004's estimate of a decoder's parameters, 12·L·H² (its 12·N·d_model²).
 
-    Introduced in ``07_decoder_llms``.
+    Introduced in ``07_decoder_llms``. It is exactly Kaplan et al. 2020's N (§2.1, Table 1:
+    2·d_model·n_layer·(2·d_attn + d_ff) with d_attn = d_ff/4 = d_model): the non-embedding count, which
+    leaves out the vocabulary and position tables, biases and norms on purpose.
     """
     return 12 * L * H**2
 
@@ -43,14 +45,15 @@ def swiglu_intermediate(H: int, multiple_of: int = 256, ffn_dim_multiplier: floa
 
 
 # the parts of ``exact count - 12·L·H²``, in the order the notebook prints them
-ERROR_PARTS = ("V·H", "P·H", "linear", "feed-forward", "attention")
+ERROR_PARTS = ("V·H", "P·H", "biases + norms", "feed-forward", "attention")
 
 
 def error_formulas(config: ModelConfig) -> dict[str, str]:
     """``exact - 12·L·H²`` split into formulas that sum to it exactly (keys: :data:`ERROR_PARTS`).
 
     Introduced in ``07_decoder_llms``. ``V·H``: token table and untied head; ``P·H``: learned position
-    table; ``linear``: biases and norm weights (13·L·H + 2·H for GPT-2 with I = 4H); ``feed-forward``:
+    table; ``biases + norms``: every 1-D tensor, linear-layer biases and norm weights (13·L·H + 2·H for GPT-2
+    with I = 4H, write-up 004's first-order term with ``ln_f``); ``feed-forward``:
     the feed-forward matrices minus 8·H² per layer (SwiGLU's 3·H·I for LLaMA); ``attention``: the
     attention matrices minus 4·H² per layer (grouped-query attention for LLaMA 2 70B).
     """
@@ -58,14 +61,14 @@ def error_formulas(config: ModelConfig) -> dict[str, str]:
         raise ValueError(f"{config.model_type} is not a decoder (gpt2, llama)")
     vocab = "V*H" if config.flags["tie_word_embeddings"] else "2*V*H"
     if config.model_type == "gpt2":
-        return {"V·H": vocab, "P·H": "P*H", "linear": "L*(9*H + I) + 2*H",
+        return {"V·H": vocab, "P·H": "P*H", "biases + norms": "L*(9*H + I) + 2*H",
                 "feed-forward": "L*(2*H*I - 8*H**2)", "attention": "0"}
-    linear = "(2*L + 1)*H"
+    vectors = "(2*L + 1)*H"
     if config.flags["attention_bias"]:
-        linear += " + L*(A*d_k + 2*A_kv*d_k + H)"
+        vectors += " + L*(A*d_k + 2*A_kv*d_k + H)"
     if config.flags["mlp_bias"]:
-        linear += " + L*(2*I + H)"
-    return {"V·H": vocab, "P·H": "0", "linear": linear,
+        vectors += " + L*(2*I + H)"
+    return {"V·H": vocab, "P·H": "0", "biases + norms": vectors,
             "feed-forward": "L*(3*H*I - 8*H**2)", "attention": "L*(2*A*d_k*H + 2*A_kv*d_k*H - 4*H**2)"}
 
 

@@ -59,7 +59,7 @@ def _independent_parts(c) -> dict[str, int]:
     return {
         "V·H": total(vocab),
         "P·H": total(positions),
-        "linear": total(p for p in params if len(p.shape) == 1),
+        "biases + norms": total(p for p in params if len(p.shape) == 1),
         "feed-forward": total(p for p in matrices if p.group == FEED_FORWARD) - 8 * L * H**2,
         "attention": total(p for p in matrices if p.group == ATTENTION) - 4 * L * H**2,
     }
@@ -83,7 +83,7 @@ def test_error_parts_of_shipped_decoders(name):
     assert parts == _independent_parts(c)
     if c.model_type == "gpt2":
         assert parts["feed-forward"] == parts["attention"] == 0  # I = 4H in every GPT-2 config
-        assert parts["linear"] == 13 * c["L"] * c["H"] + 2 * c["H"]
+        assert parts["biases + norms"] == 13 * c["L"] * c["H"] + 2 * c["H"]
     else:
         assert parts["P·H"] == 0 and parts["V·H"] == 2 * c["V"] * c["H"]  # rotary, untied head
         assert (parts["attention"] < 0) == (c["A_kv"] < c["A"])  # only grouped-query attention saves

@@ -45,6 +45,12 @@ def shade(colour: str, strength: float) -> tuple[float, float, float]:
     return tuple(1 - strength * (1 - c) for c in to_rgb(colour))  # type: ignore[return-value]
 
 
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    """Relative luminance (ITU-R BT.709 weights): below about 0.45, white text reads better than black."""
+    r, g, b = rgb
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
 def _shape(p: Param) -> str:
     return "×".join(f"{n:,}" for n in p.shape)
 
@@ -156,10 +162,11 @@ def block_stack(blocks: Sequence[Block], ax: plt.Axes | None = None, title: str 
         face = shade(COLOURS.get(b.group, "#999999"), strength) if b.count else (0.97, 0.97, 0.97)
         ax.add_patch(FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
                                     facecolor=face, edgecolor=COLOURS.get(b.group, "#666666"), linewidth=1.2))
-        count = f"{b.count:,} ({100 * share:.2f}%)" if b.count else "0 parameters"
+        percent = f"{100 * share:.2f}%" if share >= 0.0001 else "< 0.01%"
+        count = f"{b.count:,} ({percent})" if b.count else "0 parameters"
         text = f"{b.label}\n{count}" + (f"\n{b.detail}" if b.detail else "")
         ax.text(x + width / 2, y + height / 2, text, ha="center", va="center", fontsize=8.5,
-                color="black" if strength < 0.75 else "white")
+                color="white" if _luminance(face) < 0.45 else "black")
         if i:
             ax.add_patch(FancyArrowPatch((x + width / 2, y - step + height), (x + width / 2, y),
                                          arrowstyle="-|>", mutation_scale=10, color="#555555"))
