@@ -181,12 +181,15 @@ def forward_flops(config: ModelConfig, batch: int, seq_len: int) -> Flops:
 
 # --- the 6·N·D rule ------------------------------------------------------------------------------
 
-def six_n_d(config: ModelConfig, batch: int, seq_len: int) -> int:
-    """The rule of thumb for one training step: 6 × parameters × tokens (N = every parameter, D = B·S).
+def six_n_d(config: ModelConfig, batch: int, seq_len: int, parameters: int | None = None) -> int:
+    """The rule of thumb for one training step: 6 × parameters × tokens (D = B·S).
 
-    Introduced in ``08_flops_and_memory``.
+    Introduced in ``08_flops_and_memory``. N is every parameter, embeddings included, as Hoffmann et al. 2022
+    (Chinchilla, Appendix F) count it, unless ``parameters`` gives another N (e.g. Kaplan et al. 2020's
+    :func:`non_embedding_parameters`).
     """
-    return 6 * total(param_table(config)) * batch * seq_len
+    N = total(param_table(config)) if parameters is None else parameters
+    return 6 * N * batch * seq_len
 
 
 def six_n_d_gap(flops: Flops) -> dict[str, int]:
@@ -211,6 +214,73 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     gap["attention scores/values (S², no parameters)"] = -3 * parts[ATTENTION_SCORES]
     assert sum(gap.values()) == six_n_d(c, B, flops.seq_len) - flops.training
     return gap
+
+
+# --- which N: Kaplan's, Chinchilla's, PaLM's ---------------------------------------------------------
+
+def non_embedding_parameters(config: ModelConfig) -> int:
+    """Kaplan et al. 2020's N: every parameter except the embedding tables and an untied LM head.
+
+    Introduced in ``08_flops_and_memory``. Kaplan et al. (§1.3, eq. 2.1) count "the number of model parameters,
+    excluding all vocabulary and positional embeddings", ``≈ 12·L·H²`` for a GPT layer; biases, norms and
+    BERT's pooler are kept. Hoffmann et al. 2022 (Chinchilla, Appendix F) count every parameter instead
+    (:func:`six_n_d`'s N). An untied output matrix (LLaMA's ``lm_head``) is a vocabulary table too.
+    """
+    return total(p for p in param_table(config) if p.group not in (EMBEDDINGS, LM_HEAD))
+
+
+def matmul_parameters(config: ModelConfig) -> int:
+    """The parameters every token multiplies: the weight matrices on all B·S tokens, the LM head included.
+
+    Introduced in ``08_flops_and_memory``. Lookups (embedding tables not reused as the head), biases and norm
+    gains (1-D) and BERT's pooler (which multiplies only the [CLS] token) are left out. Read as PaLM's N, it
+    makes ``(6N + 12·L·A·d_k·S)·B·S`` equal the counted training FLOPs (see :func:`palm_training_flops`).
+    """
+    head = tied_table(config)
+    return total(p for p in param_table(config)
+                 if len(p.shape) == 2 and p.group != POOLER and (p.group != EMBEDDINGS or p.name == head))
+
+
+PALM_PER_TOKEN = "6*N + 12*L*A*d_k*S"  # Chowdhery et al. 2022, Appendix B: 6N + 12·L·H·Q·T (H heads of size Q)
+
+
+def palm_training_flops(config: ModelConfig, batch: int, seq_len: int) -> int:
+    """PaLM's training FLOPs, ``(6N + 12·L·A·d_k·S)·B·S``, with N = :func:`matmul_parameters`.
+
+    Introduced in ``08_flops_and_memory``. Chowdhery et al. 2022 (Appendix B) price a training token at
+    ``6N + 12·L·H·Q·T`` (L layers, H heads of size Q, T tokens of context): 6 FLOPs per weight, and the two
+    full ``S×S`` matmuls forward and backward. For GPT-2 and LLaMA it equals the counted training FLOPs exactly;
+    for BERT it falls short by the pooler's ``6·B·H²`` (a weight that multiplies one token per sequence).
+    """
+    return evaluate(PALM_PER_TOKEN, config, N=matmul_parameters(config), S=seq_len) * batch * seq_len
+
+
+# --- causal attention: only the lower triangle of S×S is needed ------------------------------------------
+
+CAUSAL_SCORES = "2*L*B*S*(S + 1)*A*d_k"  # 4·L·B·A·d_k·S(S+1)/2: query i meets keys 1..i only
+
+
+def causal_scores_flops(config: ModelConfig, batch: int, seq_len: int) -> int:
+    """Forward FLOPs of the ``S×S`` matmuls of a decoder when only the causal triangle is computed.
+
+    Introduced in ``08_flops_and_memory``. Query ``i`` attends to keys ``1..i``: ``S(S+1)/2`` query-key pairs
+    of the ``S²`` per head, for the scores and again for the weighted values: ``2·L·B·S·(S+1)·A·d_k``, a little
+    over half of the full ``4·L·B·S²·A·d_k`` that eager attention (and ``FlopCounterMode``) counts. Causal
+    kernels (FlashAttention, xformers) skip the masked blocks, tile by tile, so they compute between the two.
+    An encoder attends both ways: BERT and RoBERTa are refused.
+    """
+    if config.model_type in ("bert", "roberta"):
+        raise ValueError(f"{config.name}: an encoder attends to every position, there is no causal triangle")
+    return evaluate(CAUSAL_SCORES, config, B=batch, S=seq_len)
+
+
+def causal_training_flops(flops: Flops) -> int:
+    """Training FLOPs when the ``S×S`` matmuls (forward and backward) keep only the causal triangle.
+
+    Introduced in ``08_flops_and_memory``.
+    """
+    full = flops.by_component()[ATTENTION_SCORES]
+    return flops.training - 3 * (full - causal_scores_flops(flops.config, flops.batch, flops.seq_len))
 
 
 # --- what a model can run ------------------------------------------------------------------------

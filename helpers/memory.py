@@ -5,19 +5,25 @@ Introduced in ``08_flops_and_memory``; ``python -m helpers memory`` prints it. I
 Exact parts come from the parameter table (N parameters in N_t tensors):
 
 * weights: ``N × bytes per value`` (fp32 4, fp16/bf16 2, int8 1, int4 ½ rounded up to whole bytes;
-  quantisation scales and zero points are not included);
+  quantisation scales and zero points are not included there: :func:`quantized_weight_bytes` adds them);
 * training state with AdamW (torch's ``AdamW`` keeps ``exp_avg`` and ``exp_avg_sq`` of each
   parameter's shape and one fp32 ``step`` scalar per parameter tensor):
-  fp32: weights + gradients + 2 moments = 16 bytes per parameter, + 4 bytes per tensor;
-  mixed precision: fp16 weights + fp16 gradients + fp32 master weights + 2 fp32 moments
-  = 16 bytes per parameter, + 4 bytes per tensor;
+  fp32: weights + gradients + 2 moments = 16 bytes per parameter, + 4 bytes per tensor (also what
+  ``torch.autocast`` keeps: it casts weights to 16 bits per operation, transiently, and leaves them,
+  their gradients and the moments in fp32);
+  mixed precision as ZeRO (Rajbhandari et al. 2020, §3.1: 2 + 2 + 12 = 16 bytes) and Megatron lay it out:
+  fp16 weights + fp16 gradients + fp32 master weights + 2 fp32 moments = 16 bytes per parameter, + 4 bytes
+  per tensor;
 * KV cache of a decoder: ``2 · L · A_kv · d_k · S · B`` values (a key and a value per layer, KV head,
   head dimension, position and sequence); GPT-2 has ``A_kv = A``; BERT, an encoder, keeps none.
 
 Activations are an ESTIMATE: Korthikanti et al. 2022 (*Reducing Activation Recomputation in Large
-Transformer Models*, eq. 2) give ``S·B·H·(34 + 5·A·S/H)`` bytes per layer for a GPT-style layer in
-16-bit with no recomputation and no parallelism; other layer shapes (SwiGLU, GQA, no dropout) and
-framework temporaries change the constant.
+Transformer Models*, §4.1, eq. 1) give ``S·B·H·(34 + 5·A·S/H)`` bytes per layer for a GPT-style layer in
+16-bit with no recomputation, no parallelism and the attention matrices materialised; the ``5·A·S²·B``
+are all heads' softmax output (2), softmax dropout mask (1) and dropout output (2). Recomputing that
+attention core (their §5, "selective") leaves ``34·S·B·H``, as FlashAttention (Dao et al. 2022), which
+never stores an ``S×S`` matrix, does; full recomputation keeps only each layer's input, ``2·S·B·H``. Other
+layer shapes (SwiGLU, GQA, no dropout) and framework temporaries change the constant.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .config import ModelConfig
-from .params import evaluate, param_table, render, total
+from .params import EMBEDDINGS, LM_HEAD, evaluate, param_table, render, total
 from .report import fmt_int, table
 
 # bits per stored value
@@ -54,11 +60,31 @@ TRAINING_STATE: dict[str, dict[str, str]] = {
     },
 }
 
+# torch.autocast: the same resident state as fp32 AdamW (its fp32 weights are the master copy); the 16-bit
+# copies of the weights are made per operation and live only until the backward pass has used them.
+# Not printed by the command line (same bytes as fp32); named so that a check can say which layout it verified.
+ADAMW_AUTOCAST = "AdamW under torch.autocast"
+RECIPES: dict[str, dict[str, str]] = {**TRAINING_STATE, ADAMW_AUTOCAST: dict(TRAINING_STATE[ADAMW_FP32])}
+
 # values held in the KV cache (times bytes per value b); None: an encoder keeps no cache
 _KV_VALUES = {"bert": None, "roberta": None, "gpt2": "2*L*A*d_k*S*B", "llama": "2*L*A_kv*d_k*S*B"}
 
 ACTIVATIONS_PER_LAYER = "34*S*B*H + 5*A*S**2*B"  # = S·B·H·(34 + 5·A·S/H), Korthikanti et al. 2022
-ACTIVATIONS_SOURCE = "Korthikanti et al. 2022, eq. 2: 16-bit, no recomputation, no parallelism"
+ACTIVATIONS_SOURCE = "Korthikanti et al. 2022, eq. 1: 16-bit, no recomputation, no parallelism"
+
+# bytes per layer, Korthikanti et al. 2022: eq. 1 (§4.1), eq. 6 (§5, selective), §5 and Table 2 (full)
+NO_RECOMPUTE, SELECTIVE, FULL = "none", "selective", "full"
+ACTIVATIONS_BY_RECOMPUTE: dict[str, str] = {
+    NO_RECOMPUTE: ACTIVATIONS_PER_LAYER,  # everything the backward pass reads, S×S matrices included
+    SELECTIVE: "34*S*B*H",  # attention core recomputed (or never stored: FlashAttention)
+    FULL: "2*S*B*H",  # only the layer's input; the whole layer is run again in the backward pass
+}
+# the 5·A·S²·B of eq. 1, all heads together (Korthikanti et al. 2022, §4.1)
+ATTENTION_CORE: dict[str, str] = {
+    "softmax output (16-bit)": "2*A*S**2*B",
+    "softmax dropout mask (1 byte)": "A*S**2*B",
+    "dropout output (16-bit)": "2*A*S**2*B",
+}
 
 
 def _bytes(values: int, dtype: str) -> int:
@@ -92,13 +118,17 @@ class MemoryPart:
 
 
 def training_state(config: ModelConfig, recipe: str = ADAMW_MIXED) -> list[MemoryPart]:
-    """The resident training state of ``recipe`` (``ADAMW_FP32`` or ``ADAMW_MIXED``), part by part.
+    """The resident training state of ``recipe`` (``ADAMW_FP32``, ``ADAMW_MIXED`` or ``ADAMW_AUTOCAST``), part by part.
 
     Introduced in ``08_flops_and_memory``. Activations are not included (see :func:`activation_bytes`).
+    ``ADAMW_MIXED`` is the layout of ZeRO (Rajbhandari et al. 2020, §3.1) and Megatron: fp16 weights and
+    gradients for the passes, fp32 master weights and moments for the update. ``ADAMW_AUTOCAST`` keeps what
+    ``torch.autocast`` training keeps: fp32 weights, gradients and moments, the same bytes as ``ADAMW_FP32``
+    (the 16-bit copies it makes per operation are transient).
     """
     sizes = {"N": total(param_table(config)), "N_t": parameter_tensors(config)}
     return [MemoryPart(name, formula, evaluate(formula, config, **sizes))
-            for name, formula in TRAINING_STATE[recipe].items()]
+            for name, formula in RECIPES[recipe].items()]
 
 
 def kv_cache_formula(config: ModelConfig) -> str | None:
@@ -121,20 +151,60 @@ def kv_cache_bytes(config: ModelConfig, batch: int, seq_len: int, dtype: str = "
     return _bytes(evaluate(formula, config, B=batch, S=seq_len), dtype)
 
 
-def activation_bytes_per_layer(config: ModelConfig, batch: int, seq_len: int) -> int:
-    """ESTIMATE of one layer's stored activations in 16-bit, no recomputation: S·B·H·(34 + 5·A·S/H).
+def activation_bytes_per_layer(config: ModelConfig, batch: int, seq_len: int, recompute: str = NO_RECOMPUTE) -> int:
+    """ESTIMATE of one layer's stored activations in 16-bit (Korthikanti et al. 2022).
 
-    Korthikanti et al. 2022, eq. 2. Introduced in ``08_flops_and_memory``.
+    ``recompute``: ``"none"`` (eq. 1, §4.1): S·B·H·(34 + 5·A·S/H), the attention matrices materialised;
+    ``"selective"`` (eq. 6, §5): 34·S·B·H, the attention core recomputed in the backward pass, which is also
+    what FlashAttention (Dao et al. 2022) leaves, storing no S×S matrix; ``"full"`` (§5, Table 2): 2·S·B·H,
+    the layer's input only. Introduced in ``08_flops_and_memory``.
     """
-    return evaluate(ACTIVATIONS_PER_LAYER, config, B=batch, S=seq_len)
+    if recompute not in ACTIVATIONS_BY_RECOMPUTE:
+        raise ValueError(f"recompute must be one of {', '.join(ACTIVATIONS_BY_RECOMPUTE)}, got {recompute!r}")
+    return evaluate(ACTIVATIONS_BY_RECOMPUTE[recompute], config, B=batch, S=seq_len)
 
 
-def activation_bytes(config: ModelConfig, batch: int, seq_len: int) -> int:
+def activation_bytes(config: ModelConfig, batch: int, seq_len: int, recompute: str = NO_RECOMPUTE) -> int:
     """ESTIMATE of the activations of all L layers (embeddings, final norm and logits not included).
 
-    Introduced in ``08_flops_and_memory``.
+    Introduced in ``08_flops_and_memory``. ``recompute`` as in :func:`activation_bytes_per_layer`.
     """
-    return config["L"] * activation_bytes_per_layer(config, batch, seq_len)
+    return config["L"] * activation_bytes_per_layer(config, batch, seq_len, recompute)
+
+
+def attention_core_bytes(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]:
+    """The ``5·A·S²·B`` bytes of Korthikanti et al.'s eq. 1 per layer, tensor by tensor, all heads together.
+
+    Introduced in ``08_flops_and_memory``. What the backward pass reads of the ``S×S`` attention matrices when
+    they are materialised: the softmax output (16-bit), the dropout mask (1 byte) and the dropout output
+    (16-bit), each ``A·S²·B`` values. A layer without attention dropout (LLaMA) stores the softmax output only.
+    """
+    return {name: evaluate(formula, config, B=batch, S=seq_len) for name, formula in ATTENTION_CORE.items()}
+
+
+# --- quantised weights: what 4 bits really cost ----------------------------------------------------------
+
+def quantized_weight_bytes(config: ModelConfig, bits: int = 4, group_size: int = 128, scale_bits: int = 16,
+                           zero_bits: int = 0, keep: tuple[str, ...] = (EMBEDDINGS, LM_HEAD),
+                           keep_bits: int = 16) -> int:
+    """Bytes of the weights when the weight matrices are quantised to ``bits`` with one scale per group.
+
+    Introduced in ``08_flops_and_memory``. Group-wise formats (GPTQ, AWQ and others) store each weight matrix
+    in ``bits`` per value plus, for every ``group_size`` consecutive values (along a row of an ``nn.Linear``
+    weight when its input width is a multiple of ``group_size``, as in every model of this series), a
+    ``scale_bits`` scale and a ``zero_bits`` zero point: ``bits + (scale_bits + zero_bits)/group_size`` bits a
+    weight, 4.125 for 4 bits with a 16-bit scale per 128, 4.25 with a 16-bit zero point too. The components in
+    ``keep`` (the embedding tables and the LM head by default) and every vector (biases, norm gains) stay at
+    ``keep_bits``. Rounded up to whole bytes.
+    """
+    stored = 0  # bits
+    for p in param_table(config):
+        if len(p.shape) == 2 and p.group not in keep:
+            groups = -(-p.count // group_size)
+            stored += p.count * bits + groups * (scale_bits + zero_bits)
+        else:
+            stored += p.count * keep_bits
+    return -(-stored // 8)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from helpers import LM_HEAD, POOLER, count_model, load_config, param_table, parse_config
 from helpers.flops import (
-    ATTENTION_PROJECTIONS, ATTENTION_SCORES, flop_breakdown, forward_flops, max_seq_len, six_n_d,
+    ATTENTION_PROJECTIONS, ATTENTION_SCORES, causal_scores_flops, causal_training_flops, flop_breakdown,
+    forward_flops, matmul_parameters, max_seq_len, non_embedding_parameters, palm_training_flops, six_n_d,
     six_n_d_gap,
 )
 
@@ -220,3 +221,66 @@ def test_cli_text_without_torch():
     result = run_cli_without_torch("flops", "llama-7b", "--batch", "1", "--seq-len", "2048")
     assert result.returncode == 0, result.stderr
     assert f"{forward_flops(load_config('llama-7b'), 1, 2048).forward:,}" in result.stdout
+
+
+# --- which N: Kaplan's, Chinchilla's, PaLM's; causal attention ---------------------------------------------
+
+def test_kaplan_non_embedding_parameters():
+    """Kaplan et al. 2020's N: the total less the vocabulary and position tables (and an untied LM head)."""
+    gpt2, llama, bert = (load_config(n) for n in ("gpt2", "llama-7b", "bert-base-uncased"))
+    H, L = gpt2["H"], gpt2["L"]
+    assert non_embedding_parameters(gpt2) == 12 * L * H**2 + 13 * L * H + 2 * H  # 12·L·H² + biases and norms
+    assert non_embedding_parameters(llama) == count_model(llama).total - 2 * llama["V"] * llama["H"]
+    assert non_embedding_parameters(bert) == count_model(bert).total - (bert["V"] + bert["P"] + bert["T"]) * bert["H"]
+    assert six_n_d(gpt2, 2, 64, non_embedding_parameters(gpt2)) == 6 * non_embedding_parameters(gpt2) * 2 * 64
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt2-xl", "gpt3-175b", "llama-7b", "llama-2-70b"])
+def test_palm_formula_is_the_training_count(name):
+    """Chowdhery et al. 2022, App. B: (6N + 12·L·H·Q·T) per token, N = the weights every token multiplies."""
+    c = load_config(name)
+    for B, S in ((1, 1), (2, 100), (1, 2048)):
+        flops = forward_flops(c, B, S)
+        assert palm_training_flops(c, B, S) == flops.training
+        assert palm_training_flops(c, B, S) == (6 * matmul_parameters(c) + 12 * c["L"] * c["A"] * c["d_k"] * S) * B * S
+
+
+def test_palm_formula_misses_only_bert_pooler():
+    c = load_config("bert-base-uncased")
+    assert palm_training_flops(c, 3, 50) == forward_flops(c, 3, 50).training - 6 * 3 * c["H"] ** 2
+
+
+@pytest.mark.parametrize("model_type", ["gpt2", "llama"])
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_palm_formula_on_random_decoders(model_type, data):
+    raw, B, S = data.draw(cases(model_type))
+    c = parse_config(raw)
+    assert palm_training_flops(c, B, S) == forward_flops(c, B, S).training
+
+
+def _row_by_row_causal(B: int, A: int, S: int, d_k: int) -> int:
+    """FlopCounterMode on attention computed query by query, each against the keys up to itself only."""
+    q, k, v = (torch.zeros(B, A, S, d_k, device="meta") for _ in range(3))
+    with FlopCounterMode(display=False) as counter:
+        for i in range(S):
+            weights = torch.matmul(q[:, :, i:i + 1], k[:, :, :i + 1].transpose(-1, -2)).softmax(-1)
+            torch.matmul(weights, v[:, :, :i + 1])
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize(("B", "S"), [(1, 1), (2, 7), (3, 16)])
+def test_causal_triangle_is_what_a_causal_kernel_computes(B, S):
+    raw = {"model_type": "llama", "vocab_size": 40, "hidden_size": 24, "num_attention_heads": 6,
+           "num_key_value_heads": 2, "num_hidden_layers": 3, "intermediate_size": 20}
+    c = parse_config(raw)
+    assert c["L"] * _row_by_row_causal(B, c["A"], S, c["d_k"]) == causal_scores_flops(c, B, S)
+    flops = forward_flops(c, B, S)
+    full = flops.by_component()[ATTENTION_SCORES]
+    assert 2 * causal_scores_flops(c, B, S) == full * (S + 1) // S  # a little over half: S(S+1)/2 of S²
+    assert causal_training_flops(flops) == flops.training - 3 * (full - causal_scores_flops(c, B, S))
+
+
+def test_encoders_have_no_causal_triangle():
+    with pytest.raises(ValueError):
+        causal_scores_flops(load_config("bert-base-uncased"), 1, 8)

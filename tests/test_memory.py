@@ -4,7 +4,9 @@
 with fp16 weights/gradients beside fp32 master weights), AdamW's per-tensor ``step`` scalar included;
 (b) KV cache: the keys and values transformers' LlamaForCausalLM / GPT2LMHeadModel return as
 ``past_key_values`` (MHA and GQA, fp32 and bf16), and the reference LLaMA's ``llama_key_values``;
-(c) weights by dtype; then the ``memory`` command line.
+(c) weights by dtype; then the ``memory`` command line; (d) the layouts and estimates notebook 08 names:
+``torch.autocast``'s fp32 state, Korthikanti et al.'s recomputation strategies, FlashAttention storing no S×S
+tensor, and 4-bit weights with group scales, each against real tensors where there are any.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import pytest
 
 from helpers import count_model, load_config, param_table, parse_config
 from helpers.memory import (
-    ADAMW_FP32, ADAMW_MIXED, DTYPE_BITS, Memory, activation_bytes, activation_bytes_per_layer,
-    kv_cache_bytes, parameter_tensors, training_state, weight_bytes,
+    ADAMW_AUTOCAST, ADAMW_FP32, ADAMW_MIXED, DTYPE_BITS, FULL, NO_RECOMPUTE, SELECTIVE, Memory, activation_bytes,
+    activation_bytes_per_layer, attention_core_bytes, kv_cache_bytes, parameter_tensors, quantized_weight_bytes,
+    training_state, weight_bytes,
 )
 
 from .conftest import assert_refused, run_cli, run_cli_without_torch
@@ -266,3 +269,100 @@ def test_cli_json_without_torch():
     result = run_cli_without_torch("memory", "llama-7b", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["parameters"] == count_model(load_config("llama-7b")).total
+
+
+# --- mixed-precision layouts, recomputation, FlashAttention, 4-bit weights ------------------------------------
+
+def test_autocast_keeps_the_fp32_layout():
+    """Under torch.autocast the weights, gradients and moments stay fp32: ADAMW_AUTOCAST = the fp32 bytes."""
+    c = parse_config(TINY["llama"])
+    torch.manual_seed(0)
+    model = torch_ref.build(c, "cpu")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(torch.randint(0, c["V"], (2, 5)))
+    assert out.dtype == torch.bfloat16  # the matmuls ran in 16 bits
+    out.float().sum().backward()
+    optimizer.step()
+    params = list(model.parameters())
+    assert all(p.dtype == p.grad.dtype == torch.float32 for p in params)
+    states = [optimizer.state[p] for p in params]
+    measured = [nbytes(params), nbytes(p.grad for p in params), nbytes(s["exp_avg"] for s in states),
+                nbytes(s["exp_avg_sq"] for s in states), nbytes(s["step"] for s in states)]
+    assert measured == [p.bytes for p in training_state(c, ADAMW_AUTOCAST)]
+    assert parts(c, ADAMW_AUTOCAST) == parts(c, ADAMW_FP32)
+
+
+def test_recomputation_strategies():
+    """Korthikanti et al. 2022: eq. 1 (none), eq. 6 (selective: 34·S·B·H), Table 2 (full: 2·S·B·H)."""
+    for name, B, S in (("gpt3-175b", 1, 2048), ("llama-7b", 2, 1000), ("bert-base-uncased", 8, 512)):
+        c = load_config(name)
+        H, A, L = c["H"], c["A"], c["L"]
+        none, selective, full = (activation_bytes(c, B, S, mode) for mode in (NO_RECOMPUTE, SELECTIVE, FULL))
+        assert none == activation_bytes(c, B, S) == L * S * B * H * (34 + Fraction(5 * A * S, H))
+        assert selective == 34 * L * S * B * H and full == 2 * L * S * B * H
+        core = attention_core_bytes(c, B, S)
+        assert list(core.values()) == [2 * A * S**2 * B, A * S**2 * B, 2 * A * S**2 * B]
+        assert none - selective == L * sum(core.values())
+    gpt3 = load_config("gpt3-175b")  # Korthikanti et al. §5: 5as/h = 80 for GPT-3, selective recompute saves 70%
+    saved = 1 - Fraction(activation_bytes(gpt3, 1, 2048, SELECTIVE), activation_bytes(gpt3, 1, 2048))
+    assert round(100 * saved) == 70
+    with pytest.raises(ValueError):
+        activation_bytes(gpt3, 1, 2048, "some")
+
+
+def _saved_values(attention, B=1, A=4, S=256, d_k=8) -> list[int]:
+    """The sizes (values) of every storage autograd keeps for the backward pass of one attention core."""
+    q, k, v = (torch.randn(B, A, S, d_k, requires_grad=True) for _ in range(3))
+    saved = {}
+
+    def pack(t):
+        saved[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes() // t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        attention(q, k, v)
+    return list(saved.values())
+
+
+def test_flash_attention_stores_no_square_matrix():
+    """Eager attention keeps the A·S²·B softmax output (the 2AS²B of eq. 1 in 16-bit); sdpa's flash kernel none."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    B, A, S = 1, 4, 256
+    eager = _saved_values(lambda q, k, v: torch_ref._attention(q, k, v, causal=True), B, A, S)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        flash = _saved_values(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
+                              B, A, S)
+    assert sorted(n for n in eager if n >= S * S) == [S * S, A * S * S * B]  # the causal mask, the softmax output
+    assert max(flash) < S * S and A * S * B in flash  # no S×S tensor; one statistic per row of each head
+
+
+def test_quantized_weights_with_group_scales():
+    c = load_config("llama-7b")
+    N = count_model(c).total
+    quantised = sum(p.count for p in param_table(c) if len(p.shape) == 2 and p.group not in ("embeddings", "lm head"))
+    kept = N - quantised
+    assert kept == 2 * c["V"] * c["H"] + (2 * c["L"] + 1) * c["H"]
+    assert 8 * quantized_weight_bytes(c) == quantised * 4 + quantised // 128 * 16 + kept * 16  # 4.125 bits
+    assert 8 * quantized_weight_bytes(c, zero_bits=16) == quantised * 4 + quantised // 128 * 32 + kept * 16  # 4.25
+    assert quantized_weight_bytes(c, bits=16, scale_bits=0) == weight_bytes(c, "fp16")
+    assert weight_bytes(c, "int4") < quantized_weight_bytes(c) < weight_bytes(c, "int8")
+
+
+def test_quantized_bytes_are_the_tensors_of_a_group_wise_format():
+    """Quantise a tiny model's matrices for real: packed 4-bit values (uint8, two a byte) + fp16 scales per 16."""
+    c = parse_config({**TINY["llama"], "hidden_size": 32, "intermediate_size": 48})
+    torch.manual_seed(0)
+    stored = []
+    for p in torch_ref.build(c, "cpu").parameters():
+        w = p.detach()
+        if w.dim() == 2 and w.shape != (c["V"], c["H"]):  # the matrices; tables and vectors stay 16-bit
+            groups = w.reshape(-1, 16)
+            scale = groups.abs().amax(dim=1, keepdim=True) / 7
+            q = (groups / scale).round().clamp(-8, 7).to(torch.int8) + 8  # 0..15
+            packed = (q[:, 0::2] | (q[:, 1::2] << 4)).to(torch.uint8)
+            stored += [packed, scale.to(torch.float16)]
+        else:
+            stored.append(w.to(torch.float16))
+    assert nbytes(stored) == quantized_weight_bytes(c, group_size=16)
