@@ -179,8 +179,10 @@ def test_every_exercise_of_the_bank_is_in_its_notebook():
 def test_answer_cells_hide_the_answer_and_solutions_follow(path):
     nb = cells(path)
     for i, eid, _ in exercises_in(path):
-        answer_cell, solution = nb[i + 1], nb[i + 2]
-        assert answer_cell["cell_type"] == "code", f"{eid}: the answer cell comes right after the question"
+        # the slide's speaker notes may sit between the question and its answer cell
+        after = [c for c in nb[i + 1:] if c["metadata"].get("slideshow", {}).get("slide_type") != "notes"]
+        answer_cell, solution = after[0], after[1]
+        assert answer_cell["cell_type"] == "code", f"{eid}: the answer cell comes right after the question (and its notes)"
         assert CALL.findall(text(answer_cell)) == [eid], f"{eid}: the answer cell calls check({eid!r}, ...)"
         assert "expected" not in text(answer_cell), f"{eid}: the answer cell states its expected value"
         assert outputs(answer_cell).startswith(f"Exercise {eid}: not attempted"), f"{eid}: stored unanswered"
