@@ -5,18 +5,31 @@ from __future__ import annotations
 from . import Case, Exercise, register
 from ..config import load_config
 from ..count import count_model
-from ..params import EMBEDDINGS, param_table, select, total
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, POOLER, linear_biases, param_table, select, total
 
 MULTILINGUAL = "bert-base-multilingual-cased"
 # five BertModel/RobertaModel configurations of data/models/, each with a different V, H, L, I, P or T
 CODE_MODELS = ("bert-base-uncased", "bert-large-uncased", "bert-base-chinese", MULTILINGUAL, "roberta-base")
 
 
-def _multilingual_total() -> int:
-    return count_model(load_config(MULTILINGUAL)).total
+def _writeup_gap() -> str:
+    """00.1: write-up 000's figure is BertModel less its linear biases and pooler, and both round to 110M: "c"."""
+    c = load_config("bert-base-uncased")
+    params = param_table(c)
+    exact = count_model(c).total
+    biases = total(p for p in linear_biases(params) if p.group in (ATTENTION, FEED_FORWARD))
+    without = exact - biases - total(select(params, group=POOLER))
+    assert without == 108_808_704 and round(without, -7) == round(exact, -7) == 110_000_000
+    return "c"
+
+
+def _roberta_total() -> int:
+    """00.2: the exact count of roberta-base (a model the deck does not count)."""
+    return count_model(load_config("roberta-base")).total
 
 
 def _multilingual_embedding_share() -> float:
+    """00.3: the embedding tables' share of bert-base-multilingual-cased, in percent."""
     params = param_table(load_config(MULTILINGUAL))
     return 100 * total(select(params, group=EMBEDDINGS)) / total(params)
 
@@ -36,10 +49,10 @@ def _bert_cases() -> list[Case]:
 
 
 register(
-    Exercise("00.1", "predict", answer=_multilingual_total, tolerance=0.1),
-    Exercise("00.2", "predict", answer=_multilingual_embedding_share, tolerance=0.1, unit="%"),
-    Exercise("00.3", "explain", answer=lambda: "c", choices=("a", "b", "c", "d"),
-             hint="check each choice against the slides: is the vocabulary the same? is 108,808,704 "
-                  "BertModel's exact count? are the pre-training heads part of BertModel?"),
+    Exercise("00.1", "explain", answer=_writeup_gap, choices=("a", "b", "c", "d"),
+             hint="check each choice against the slide: is 108,808,704 the engine's exact count? does the "
+                  "vocabulary differ? and what would a figure rounded to ten million tell you?"),
+    Exercise("00.2", "predict", answer=_roberta_total, tolerance=0.1),
+    Exercise("00.3", "predict", answer=_multilingual_embedding_share, tolerance=0.1, unit="%"),
     Exercise("00.4", "code", cases=_bert_cases, solution=_bert_params),
 )

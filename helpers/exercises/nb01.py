@@ -8,17 +8,17 @@ from ..embeddings import embedding_share, embedding_tables
 from ..flops import forward_flops
 from ..params import EMBEDDINGS, param_table, select, total
 
-# 01.2's choices: the model each letter names (the reasons are in the notebook)
+# 01.1's choices: the model each letter names (the reasons are in the notebook)
 _POSITION_CHOICES = {"a": "roberta-base", "b": "gpt2", "c": "llama-7b", "d": "bert-base-chinese"}
 
 
-def _multilingual_share() -> float:
-    """01.1: the embedding tables' share of bert-base-multilingual-cased, in percent."""
-    return 100 * embedding_share(load_config("bert-base-multilingual-cased"))
+def _llama_token_share() -> float:
+    """01.3: the share of llama-7b in its embedding table (the input one; its untied head is apart), in percent."""
+    return 100 * embedding_share(load_config("llama-7b"))
 
 
 def _no_position_table() -> str:
-    """01.2: the one choice whose model has no position table in the engine's rows."""
+    """01.1: the one choice whose model has no position table in the engine's rows."""
     letters = [letter for letter, name in _POSITION_CHOICES.items()
                if not embedding_tables(param_table(load_config(name)))["position"]]
     assert len(letters) == 1, letters
@@ -26,9 +26,10 @@ def _no_position_table() -> str:
 
 
 def _vocabulary_flops() -> str:
-    """01.3: BertModel's forward FLOPs do not depend on V (a lookup is no matmul): "b"."""
-    small, big = load_config("bert-base-uncased"), load_config("bert-base-multilingual-cased")
-    same = forward_flops(small, 1, 128).forward == forward_flops(big, 1, 128).forward
+    """01.2: BertModel's forward FLOPs do not depend on V (a lookup is no matmul): "b"."""
+    small, big = load_config("bert-base-uncased"), load_config("roberta-base")
+    same = all(forward_flops(small, b, s).forward == forward_flops(big, b, s).forward
+               for b, s in ((1, 128), (8, 512)))
     return "b" if same else "a"
 
 
@@ -55,10 +56,11 @@ def _embedding_cases() -> list[Case]:
 
 
 register(
-    Exercise("01.1", "predict", answer=_multilingual_share, tolerance=0.1, unit="%"),
-    Exercise("01.2", "explain", answer=_no_position_table, choices=("a", "b", "c", "d"),
-             hint="look for the model whose positions are applied as a rotation, with nothing stored"),
-    Exercise("01.3", "explain", answer=_vocabulary_flops, choices=("a", "b", "c", "d"),
+    Exercise("01.1", "explain", answer=_no_position_table, choices=("a", "b", "c", "d"),
+             hint="a stored table is a tensor in the checkpoint: which of the four could compute its positions "
+                  "instead of looking them up?"),
+    Exercise("01.2", "explain", answer=_vocabulary_flops, choices=("a", "b", "c", "d"),
              hint="what does BertModel do with the token table: multiply by it, or read one row of it?"),
+    Exercise("01.3", "predict", answer=_llama_token_share, tolerance=0.1, unit="%"),
     Exercise("01.4", "code", cases=_embedding_cases, solution=_embedding_params),
 )
