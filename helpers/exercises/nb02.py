@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from . import Case, Exercise, register
-from ..attention import with_heads
 from ..config import load_config, parse_config, raw_config
 from ..params import ATTENTION, param_table, select, total
 
@@ -13,10 +12,13 @@ def _attention_layer(config) -> int:
     return total(select(param_table(config), group=ATTENTION, layer=0))
 
 
-def _large_double_heads() -> int:
-    """02.1: BERT-large's attention layer with twice its heads (A = 16 -> 32), counted from the table."""
-    large = load_config("bert-large-uncased")
-    return _attention_layer(with_heads(large, 2 * large["A"]))
+def _large_more_heads_same_width() -> int:
+    """02.2: BERT-large with twice its heads (A = 16 -> 32) but d_k kept at 64, so H = A·d_k = 2048."""
+    raw = raw_config("bert-large-uncased")
+    A = 2 * raw["num_attention_heads"]
+    d_k = raw["hidden_size"] // raw["num_attention_heads"]
+    wider = {**raw, "num_attention_heads": A, "hidden_size": A * d_k, "intermediate_size": 4 * A * d_k}
+    return _attention_layer(parse_config(wider, name="bert-large, A = 32 heads of d_k = 64"))
 
 
 def _gqa(H: int, A: int, A_kv: int, d_k: int) -> int:
@@ -46,9 +48,9 @@ def _gqa_cases() -> list[Case]:
 
 
 register(
-    Exercise("02.1", "predict", answer=_large_double_heads, tolerance=0.05),
-    Exercise("02.2", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
-             hint="look at the table: how many H × H matrices does BERT store for Q, K and V?"),
+    Exercise("02.1", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
+             hint="in Q = XW_Q, K = XW_K, V = XW_V, which symbol is the same in all three?"),
+    Exercise("02.2", "predict", answer=_large_more_heads_same_width, tolerance=0.05),
     Exercise("02.3", "code", cases=_gqa_cases, solution=_gqa),
     Exercise("02.4", "explain", answer=lambda: "a", choices=("a", "b", "c", "d"),
              hint="if Q = K, what is the (j, i) entry of Q·Kᵀ compared with the (i, j) entry?"),

@@ -31,9 +31,9 @@ def _ffn_cases() -> list[Case]:
 
 
 register(
-    Exercise("03.1", "predict", answer=_ratio, tolerance=0.05, unit="×"),
-    Exercise("03.2", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
+    Exercise("03.1", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
              hint="is there one W₁ per position, or one W₁ that every position goes through?"),
+    Exercise("03.2", "predict", answer=_ratio, tolerance=0.05, unit="×"),
     Exercise("03.3", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
              hint="both checkpoints hold the same H × I numbers; compare how nn.Linear and Conv1D multiply"),
     Exercise("03.4", "code", cases=_ffn_cases, solution=_ffn_params),
