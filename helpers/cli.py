@@ -6,10 +6,12 @@ Introduced in ``00_overview``. It never imports torch, so it answers in a fracti
     python -m helpers count path/to/config.json --json
     python -m helpers flops bert-base-uncased --batch 1 --seq-len 128
     python -m helpers memory llama-7b --batch 1 --seq-len 2048 --dtype fp16
+    python -m helpers memory llama-7b --gpus 8 --zero 3 [--tp 2]
+    python -m helpers budget llama-7b --tokens 1e12 --gpu A100-80GB --mfu 0.4 [--gpus 2048]
 
-A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``), gets one
-line on stderr naming the field, and exit code 2. ``flops`` and ``memory`` come from
-``08_flops_and_memory``.
+A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``, ``--zero 4``,
+``--mfu 1.5``, ``--gpu V100``), gets one line on stderr naming the field, and exit code 2. ``flops`` and
+``memory`` come from ``08_flops_and_memory``; ``budget`` and ``memory --gpus/--zero/--tp`` from ``10_budgets``.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import argparse
 import json
 import os
 import sys
+from fractions import Fraction
 from typing import NoReturn, Sequence
 
 from .config import ConfigError, ModelConfig, load_config, model_names
 from .count import breakdown, count_model, describe, tensor_table, to_json
+from . import budget as _budget
 from . import flops as _flops
 from . import memory as _memory
 
@@ -78,6 +82,19 @@ def _parser() -> argparse.ArgumentParser:
     memory.add_argument("--seq-len", metavar="S", help="tokens per sequence (default: the model's context length)")
     memory.add_argument("--dtype", metavar="DTYPE", default="fp16",
                         help=f"inference weights and KV cache: {', '.join(_memory.DTYPE_BITS)} (default fp16)")
+    memory.add_argument("--gpus", metavar="N", help="training state per GPU when N GPUs share the training (with --zero, --tp)")
+    memory.add_argument("--zero", metavar="Z", help="ZeRO stage: 0 (data parallel), 1, 2 or 3 (= FSDP); default 0")
+    memory.add_argument("--tp", metavar="T", help="tensor-parallel degree, dividing N and the heads (default 1)")
+
+    budget = command("budget", "training FLOPs, GPU-hours and days, and the decode ceiling", _budget_command)
+    budget.add_argument("--tokens", metavar="D", help="training tokens, e.g. 300000000000 or 3e11 (required)")
+    budget.add_argument("--gpu", metavar="NAME", help="a GPU key of data/hardware.json, e.g. H100-SXM (required)")
+    budget.add_argument("--mfu", metavar="U", help="model FLOPs utilisation, in (0, 1] (required)")
+    budget.add_argument("--gpus", metavar="N", help="GPUs training together, for the days (default 1)")
+    budget.add_argument("--seq-len", metavar="S", help="tokens per sequence (default: the model's context length)")
+    budget.add_argument("--batch", metavar="B", help="sequences decoded together (default 1)")
+    budget.add_argument("--dtype", metavar="DTYPE", default="bf16",
+                        help=f"decode weights: {', '.join(_memory.DTYPE_BITS)} (default bf16; the KV cache stays bf16)")
     return parser
 
 
@@ -121,7 +138,69 @@ def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
     return "\n".join(text)
 
 
+def _stage(value: str | None) -> int:
+    """--zero as a ZeRO stage 0-3, or a ConfigError."""
+    if value is None:
+        return 0
+    if value not in ("0", "1", "2", "3"):
+        raise ConfigError("--zero", f"must be 0, 1, 2 or 3 (the ZeRO stages), got {value!r}")
+    return int(value)
+
+
+def _tokens(value: str | None) -> int:
+    """--tokens as a positive whole number: digits, or a decimal or scientific form of a whole number (3e11)."""
+    if value is None:
+        raise ConfigError("--tokens", "is required (a positive number of tokens, e.g. 3e11)")
+    try:
+        number = Fraction(value) if value.isascii() and value.strip() == value else None
+    except (ValueError, ZeroDivisionError):
+        number = None
+    if number is None or "/" in value or "_" in value:
+        raise ConfigError("--tokens", f"must be a positive number of tokens, got {value!r}")
+    if number.denominator != 1 or number < 1:
+        raise ConfigError("--tokens", f"must be a positive whole number of tokens, got {value}")
+    return int(number)
+
+
+def _mfu(value: str | None) -> float:
+    """--mfu as a fraction in (0, 1]."""
+    if value is None:
+        raise ConfigError("--mfu", "is required (model FLOPs utilisation, in (0, 1])")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError("--mfu", f"must be a number in (0, 1], got {value!r}") from None
+    if not 0 < number <= 1:  # NaN fails too
+        raise ConfigError("--mfu", f"must be in (0, 1] (a fraction of the peak), got {value}")
+    return number
+
+
+def _budget_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    tokens, mfu = _tokens(args.tokens), _mfu(args.mfu)
+    if args.gpu is None:
+        raise ConfigError("--gpu", f"is required: one of {', '.join(_budget.gpu_table())}")
+    device = _budget.gpu(args.gpu)
+    gpus = _positive("--gpus", args.gpus, 1)
+    batch, seq_len = _batch_and_length(config, args, required=False)
+    if args.dtype not in _memory.DTYPE_BITS:
+        raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
+    plan = _budget.training_budget(config, tokens, device, mfu, gpus, seq_len)
+    step = None
+    if _memory.kv_cache_formula(config) is not None:
+        step = _budget.decode(config, device, batch, seq_len, args.dtype)
+    if args.json:
+        return json.dumps(_budget.budget_json(plan, step))
+    return f"{describe(config)}\n\n{_budget.budget_report(plan, step)}"
+
+
 def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    if args.gpus is not None or args.zero is not None or args.tp is not None:
+        if args.gpus is None:
+            raise ConfigError("--gpus", "is required with --zero or --tp (a positive integer)")
+        gpus, zero, tp = _positive("--gpus", args.gpus), _stage(args.zero), _positive("--tp", args.tp, 1)
+        if args.json:
+            return json.dumps(_budget.sharded_json(config, gpus, zero, tp))
+        return f"{describe(config)}\n\n{_budget.sharded_report(config, gpus, zero, tp)}"
     batch, seq_len = _batch_and_length(config, args, required=False)
     if args.dtype not in _memory.DTYPE_BITS:
         raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
