@@ -17,7 +17,7 @@ from .base import Family
 
 
 def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """LLaMA's derivations (A_kv = A where the file writes null), and a window the cache can hold.
+    """LLaMA's check of the key/value heads, and a window the cache can hold.
 
     Introduced in ``07_decoder_llms``.
     """
@@ -35,7 +35,7 @@ MISTRAL = Family(
         Size("hidden_size", "H", 4096),
         Size("num_hidden_layers", "L", 32),
         Size("num_attention_heads", "A", 32),
-        Size("num_key_value_heads", "A_kv", 8, nullable=True),  # null: A (transformers' __post_init__)
+        Size("num_key_value_heads", "A_kv", 8),  # transformers refuses null here (its field is an int)
         Size("head_dim", "d_k", None),  # None: H // A
         Size("intermediate_size", "I", 14336),
         Size("max_position_embeddings", "P", 4096 * 32),
