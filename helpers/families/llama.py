@@ -16,11 +16,8 @@ from ..params import (
 from .base import Family
 
 
-def layout(c: ModelConfig) -> Layout:
-    """LLaMA's tensors: token table, L decoder layers, final RMSNorm, untied head unless tied.
-
-    Introduced in ``07_decoder_llms``.
-    """
+def _layout(c: ModelConfig) -> Layout:
+    """LLaMA's tensors: token table, L decoder layers, final RMSNorm, untied head unless tied."""
     V, H, I, A, A_kv, d_k = c["V"], c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     attention_bias, mlp_bias = c.flags.get("attention_bias", False), c.flags.get("mlp_bias", False)
     tied = c.flags["tie_word_embeddings"]
@@ -52,11 +49,8 @@ def layout(c: ModelConfig) -> Layout:
     ))
 
 
-def formulas(c: ModelConfig) -> dict[str, str]:
-    """LLaMA's parameter formulas per component.
-
-    Introduced in ``07_decoder_llms``.
-    """
+def _formulas(c: ModelConfig) -> dict[str, str]:
+    """LLaMA's parameter formulas per component."""
     attention = "2*A*d_k*H + 2*A_kv*d_k*H"
     if c.flags.get("attention_bias", False):
         attention += " + A*d_k + 2*A_kv*d_k + H"
@@ -82,11 +76,8 @@ FLOPS = {
 }
 
 
-def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """A_kv = A unless given (multi-head attention); the query heads must share the key/value heads evenly.
-
-    Introduced in ``07_decoder_llms``.
-    """
+def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    """A_kv = A unless given (multi-head attention); the query heads must share the key/value heads evenly."""
     sizes.setdefault("A_kv", sizes["A"])
     _divides(keys["A_kv"], keys["A"], sizes["A_kv"], sizes["A"],
              "grouped-query attention shares each key/value head among a whole number of query heads")
@@ -106,10 +97,10 @@ LLAMA = Family(
         Size("max_position_embeddings", "P", 2048),
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("mlp_bias", False)),
-    derive=derive,
+    derive=_derive,
     pad_token_id=None,
-    layout=layout,
-    formulas=formulas,
+    layout=_layout,
+    formulas=_formulas,
     flops=lambda c: dict(FLOPS),
     kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table

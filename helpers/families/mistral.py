@@ -1,6 +1,7 @@
 """Mistral as transformers builds it (``MistralForCausalLM``): LLaMA's tensors, a sliding-window KV cache.
 
-Introduced in ``07_decoder_llms``. Every tensor, formula and FLOP is LLaMA's (eager attention computes the
+No notebook uses it yet: it was added last, to prove that a family is described in one place (README,
+"Adding a model family"). Every tensor, formula and FLOP is LLaMA's (eager attention computes the
 full S×S and masks the window afterwards, so the window saves no FLOP there). What changes is the config
 dialect (GQA with 8 key/value heads by default, a 14336-wide SwiGLU, 131,072 positions, no bias switches)
 and the cache: transformers 5 keeps the last ``sliding_window − 1`` tokens of each layer once S exceeds
@@ -16,15 +17,12 @@ from . import llama
 from .base import Family
 
 
-def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """LLaMA's check of the key/value heads, and a window the cache can hold.
-
-    Introduced in ``07_decoder_llms``.
-    """
+def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    """LLaMA's check of the key/value heads, and a window the cache can hold."""
     if sizes.get("W") == 1:
         raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
                                             "keeps every token instead of none")
-    llama.derive(sizes, keys)
+    llama.LLAMA.derive(sizes, keys)
 
 
 MISTRAL = Family(
@@ -44,11 +42,11 @@ MISTRAL = Family(
     flags=(Flag("tie_word_embeddings", False),),
     refused={"layer_types": (None, "per-layer attention types (some layers without the window) are Ministral's; "
                                    "MistralForCausalLM's cache would follow them and this engine does not")},
-    derive=derive,
+    derive=_derive,
     pad_token_id=None,
-    layout=llama.layout,
-    formulas=llama.formulas,
-    flops=lambda c: dict(llama.FLOPS),
+    layout=llama.LLAMA.layout,  # LLaMA's tensors, formulas and FLOPs: only the dialect and the cache differ
+    formulas=llama.LLAMA.formulas,
+    flops=llama.LLAMA.flops,
     kv_cache=lambda c: "2*L*A_kv*d_k*min(S, W - 1)*B" if "W" in c.sizes else "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",  # the same tensors, names and matmuls as LLaMA's reference
