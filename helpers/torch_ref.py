@@ -199,17 +199,25 @@ class BertPooler(nn.Module):
 
 
 class BertModel(nn.Module):
-    """Embeddings, L encoder layers, pooler: ``BertModel`` / ``RobertaModel``."""
+    """Embeddings, L encoder layers, pooler: ``BertModel``."""
+
+    embeddings_class: type[BertEmbeddings] = BertEmbeddings
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.embeddings = RobertaEmbeddings(c) if c.model_type == "roberta" else BertEmbeddings(c)
+        self.embeddings = self.embeddings_class(c)
         self.encoder = BertEncoder(c)
         self.pooler = BertPooler(c)
 
     def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         hidden = self.encoder(self.embeddings(input_ids))
         return hidden, self.pooler(hidden)
+
+
+class RobertaModel(BertModel):
+    """``RobertaModel``: BERT's model with RoBERTa's embeddings (the position table registered last)."""
+
+    embeddings_class = RobertaEmbeddings
 
 
 class BertPredictionHeadTransform(nn.Module):
@@ -378,7 +386,7 @@ class LlamaAttention(nn.Module):
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        bias = c.flags["attention_bias"]
+        bias = c.flags.get("attention_bias", False)  # Mistral has no such switch: never a bias
         self.heads, self.kv_heads = c["A"], c["A_kv"]
         self.q_proj = nn.Linear(c["H"], c["A"] * c["d_k"], bias=bias)
         self.k_proj = nn.Linear(c["H"], c["A_kv"] * c["d_k"], bias=bias)
@@ -399,7 +407,7 @@ class LlamaMLP(nn.Module):
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        bias = c.flags["mlp_bias"]
+        bias = c.flags.get("mlp_bias", False)
         self.gate_proj = nn.Linear(c["H"], c["I"], bias=bias)
         self.up_proj = nn.Linear(c["H"], c["I"], bias=bias)
         self.down_proj = nn.Linear(c["I"], c["H"], bias=bias)
@@ -455,21 +463,21 @@ class LlamaForCausalLM(nn.Module):
         return self.lm_head(self.model(input_ids))
 
 
-ARCHITECTURES: dict[str, type[nn.Module]] = {
-    "bert": BertModel,
-    "roberta": BertModel,
-    "gpt2": GPT2LMHeadModel,
-    "llama": LlamaForCausalLM,
-}
-
-
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 
-    Introduced in ``00_overview``.
+    Introduced in ``00_overview``. The class is the one the model's family names (``Family.torch_ref``).
     """
     with torch.device(device):
-        return ARCHITECTURES[config.model_type](config)
+        return architecture(config)(config)
+
+
+def architecture(config: ModelConfig) -> type[nn.Module]:
+    """The reference class that builds a config's model: the one its family names in ``torch_ref``.
+
+    Introduced in ``00_overview``.
+    """
+    return globals()[config.family.torch_ref]
 
 
 def build_component(cls: type[nn.Module], config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:

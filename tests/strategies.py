@@ -1,4 +1,8 @@
-"""Hypothesis strategies for random valid configs of every model type (kept small so torch builds fast)."""
+"""Hypothesis strategies for random valid configs of every model type (kept small so torch builds fast).
+
+One entry per registered family in :data:`STRATEGIES` and :data:`TINY`; ``tests/test_families.py`` fails when a
+family of ``helpers.families.FAMILIES`` has none, and every property test iterates over these dicts.
+"""
 
 from __future__ import annotations
 
@@ -68,4 +72,38 @@ def llama_configs(draw) -> dict:
     return config
 
 
-any_config = st.one_of(bert_configs(), gpt2_configs(), llama_configs())
+@st.composite
+def mistral_configs(draw) -> dict:
+    """LLaMA's shapes in Mistral's dialect, with a sliding window short enough for S to pass it (or none)."""
+    config = {**draw(llama_configs()), "model_type": "mistral"}
+    for key in ("attention_bias", "mlp_bias"):  # MistralConfig has no bias switches
+        del config[key]
+    if "num_key_value_heads" not in config:  # Mistral's default is 8 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    config["sliding_window"] = draw(st.one_of(st.integers(2, 8), st.none()))
+    return config
+
+
+# one strategy per model_type of helpers.families.FAMILIES
+STRATEGIES = {
+    "bert": bert_configs("bert"),
+    "roberta": bert_configs("roberta"),
+    "gpt2": gpt2_configs(),
+    "llama": llama_configs(),
+    "mistral": mistral_configs(),
+}
+
+any_config = st.one_of(*STRATEGIES.values())
+
+# one tiny real config per model_type, small enough to run on the CPU (training state, KV cache)
+TINY = {
+    "bert": {"model_type": "bert", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+             "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8, "type_vocab_size": 2},
+    "roberta": {"model_type": "roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
+    "gpt2": {"model_type": "gpt2", "vocab_size": 40, "n_embd": 12, "n_head": 3, "n_layer": 2, "n_positions": 8},
+    "llama": {"model_type": "llama", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
+    "mistral": {"model_type": "mistral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+}

@@ -1,0 +1,22 @@
+"""The model families the engine counts, one module each, and their registry.
+
+Introduced in ``00_overview``. A family is described once (:class:`~helpers.families.base.Family`): the
+config keys it reads, its tensor layout with each tensor's kind, its parameter formulas, its FLOPs, its KV
+cache, and the transformers and torch-reference classes it mirrors. Counting, FLOPs, memory, the printed
+formulas and the tests all read :data:`FAMILIES`; adding a family is one module here, one line below and
+its ``data/models/`` file (see the README, "Adding a model family").
+"""
+
+from __future__ import annotations
+
+from . import bert, gpt2, llama, mistral
+from .base import Family
+
+FAMILIES: dict[str, Family] = {
+    family.model_type: family
+    for family in (bert.BERT, bert.ROBERTA, gpt2.GPT2, llama.LLAMA, mistral.MISTRAL)
+}
+
+SUPPORTED = tuple(FAMILIES)
+
+__all__ = ["FAMILIES", "SUPPORTED", "Family"]
