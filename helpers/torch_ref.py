@@ -463,6 +463,46 @@ class LlamaForCausalLM(nn.Module):
         return self.lm_head(self.model(input_ids))
 
 
+# --- Gemma 2 -------------------------------------------------------------------------------------
+
+class Gemma2DecoderLayer(LlamaDecoderLayer):
+    """LLaMA's layer with each sub-layer sandwiched between two RMSNorms: 4H of norms per layer.
+
+    Introduced in ``07_decoder_llms``. (Gemma stores each gain as an offset from 1; the count is the same.)
+    """
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.pre_feedforward_layernorm = RMSNorm(c["H"])
+        self.post_feedforward_layernorm = RMSNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.post_attention_layernorm(self.self_attn(self.input_layernorm(x), cos, sin))
+        return x + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(x)))
+
+
+class Gemma2Model(LlamaModel):
+    """``model.``: embed_tokens V×H, L sandwiched layers, final RMSNorm (eager attention: the window masks, no FLOP saved)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(Gemma2DecoderLayer(c) for _ in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class Gemma2ForCausalLM(LlamaForCausalLM):
+    """Gemma 2 with its LM head, tied to the token table unless the config unties it."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.model = Gemma2Model(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 

@@ -105,6 +105,28 @@ def gemma_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def gemma2_configs(draw) -> dict:
+    """Gemma 2: Gemma's shapes (but A must divide H here: Gemma2Config checks it), a window S can pass."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": "gemma2",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 6)),
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+        "sliding_window": draw(st.integers(2, 8)),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -113,6 +135,7 @@ STRATEGIES = {
     "llama": llama_configs(),
     "mistral": mistral_configs(),
     "gemma": gemma_configs(),
+    "gemma2": gemma2_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -130,4 +153,7 @@ TINY = {
                 "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
     "gemma": {"model_type": "gemma", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    "gemma2": {"model_type": "gemma2", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
+               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+               "sliding_window": 4},
 }
