@@ -127,6 +127,25 @@ def gemma2_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def gpt_neox_configs(draw) -> dict:
+    """GPT-NeoX / Pythia: fused QKV, biases switchable, parallel residual or not, untied by default."""
+    A = draw(st.integers(1, 4))
+    config = {
+        "model_type": "gpt_neox",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 8)),
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+        "use_parallel_residual": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -136,6 +155,7 @@ STRATEGIES = {
     "mistral": mistral_configs(),
     "gemma": gemma_configs(),
     "gemma2": gemma2_configs(),
+    "gpt_neox": gpt_neox_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -156,4 +176,6 @@ TINY = {
     "gemma2": {"model_type": "gemma2", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
                "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
                "sliding_window": 4},
+    "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 2,
+                 "num_hidden_layers": 2, "intermediate_size": 20},
 }
