@@ -463,6 +463,132 @@ class LlamaForCausalLM(nn.Module):
         return self.lm_head(self.model(input_ids))
 
 
+# --- Gemma 2 -------------------------------------------------------------------------------------
+
+class Gemma2DecoderLayer(LlamaDecoderLayer):
+    """LLaMA's layer with each sub-layer sandwiched between two RMSNorms: 4H of norms per layer.
+
+    Introduced in ``07_decoder_llms``. (Gemma stores each gain as an offset from 1; the count is the same.)
+    """
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.pre_feedforward_layernorm = RMSNorm(c["H"])
+        self.post_feedforward_layernorm = RMSNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.post_attention_layernorm(self.self_attn(self.input_layernorm(x), cos, sin))
+        return x + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(x)))
+
+
+class Gemma2Model(LlamaModel):
+    """``model.``: embed_tokens V×H, L sandwiched layers, final RMSNorm (eager attention: the window masks, no FLOP saved)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(Gemma2DecoderLayer(c) for _ in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class Gemma2ForCausalLM(LlamaForCausalLM):
+    """Gemma 2 with its LM head, tied to the token table unless the config unties it."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.model = Gemma2Model(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+
+# --- GPT-NeoX / Pythia ----------------------------------------------------------------------------
+
+class GPTNeoXAttention(nn.Module):
+    """Fused ``query_key_value`` (3H × H, each head's q, k, v side by side) and ``dense`` (H × H), biases by default.
+
+    Rotary angles on the first quarter of each head (Pythia's ``rotary_pct`` 0.25), the rest passed through:
+    elementwise, no parameter, no FLOP.
+    """
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        bias = c.flags["attention_bias"]
+        self.heads, self.d_k = c["A"], c["d_k"]
+        self.rotary = 2 * (self.d_k // 8)  # int(d_k · 0.25), even
+        self.query_key_value = nn.Linear(c["H"], 3 * c["H"], bias=bias)
+        self.dense = nn.Linear(c["H"], c["H"], bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = _heads(self.query_key_value(x), self.heads).chunk(3, dim=-1)
+        if self.rotary:
+            cos, sin = rotary_angles(self.rotary, x.shape[1], x.device, x.dtype)
+            q, k = (torch.cat((_rotate(t[..., :self.rotary], cos, sin), t[..., self.rotary:]), dim=-1) for t in (q, k))
+        return self.dense(_merge(_attention(q, k, v, causal=True)))
+
+
+class GPTNeoXMLP(nn.Module):
+    """``dense_h_to_4h`` (I × H) and ``dense_4h_to_h`` (H × I), with biases, GELU between: 2H·I + I + H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense_h_to_4h = nn.Linear(c["H"], c["I"])
+        self.dense_4h_to_h = nn.Linear(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(x)))
+
+
+class GPTNeoXLayer(nn.Module):
+    """Two LayerNorms, attention and MLP; parallel residual (Pythia): x + attn(ln₁(x)) + mlp(ln₂(x))."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.parallel = c.flags["use_parallel_residual"]
+        self.input_layernorm = nn.LayerNorm(c["H"])
+        self.post_attention_layernorm = nn.LayerNorm(c["H"])
+        self.attention = GPTNeoXAttention(c)
+        self.mlp = GPTNeoXMLP(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        attn = self.attention(self.input_layernorm(x))
+        if self.parallel:
+            return x + attn + self.mlp(self.post_attention_layernorm(x))
+        x = x + attn
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class GPTNeoXModel(nn.Module):
+    """``gpt_neox.``: embed_in V×H, L layers, final LayerNorm 2H; no position table (rotary)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embed_in = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(GPTNeoXLayer(c) for _ in range(c["L"]))
+        self.final_layer_norm = nn.LayerNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed_in(input_ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.final_layer_norm(x)
+
+
+class GPTNeoXForCausalLM(nn.Module):
+    """GPT-NeoX with its output head ``lm_head`` (``embed_out`` in the checkpoints), untied unless the config ties it."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.gpt_neox = GPTNeoXModel(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.gpt_neox.embed_in.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.gpt_neox(input_ids))
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 

@@ -84,6 +84,68 @@ def mistral_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def gemma_configs(draw) -> dict:
+    """Gemma: head_dim sizes the heads on its own (H need not be A·d_k, nor divisible by A); tied by default."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": "gemma",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": draw(st.integers(1, 24)),
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
+@st.composite
+def gemma2_configs(draw) -> dict:
+    """Gemma 2: Gemma's shapes (but A must divide H here: Gemma2Config checks it), a window S can pass."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": "gemma2",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 6)),
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+        "sliding_window": draw(st.integers(2, 8)),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
+@st.composite
+def gpt_neox_configs(draw) -> dict:
+    """GPT-NeoX / Pythia: fused QKV, biases switchable, parallel residual or not, untied by default."""
+    A = draw(st.integers(1, 4))
+    config = {
+        "model_type": "gpt_neox",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 8)),
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+        "use_parallel_residual": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -91,6 +153,9 @@ STRATEGIES = {
     "gpt2": gpt2_configs(),
     "llama": llama_configs(),
     "mistral": mistral_configs(),
+    "gemma": gemma_configs(),
+    "gemma2": gemma2_configs(),
+    "gpt_neox": gpt_neox_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -106,4 +171,11 @@ TINY = {
               "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
     "mistral": {"model_type": "mistral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    "gemma": {"model_type": "gemma", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    "gemma2": {"model_type": "gemma2", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
+               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+               "sliding_window": 4},
+    "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 2,
+                 "num_hidden_layers": 2, "intermediate_size": 20},
 }

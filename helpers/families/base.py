@@ -26,7 +26,9 @@ class Family:
     * ``derive(sizes, keys)``: derived sizes (GPT-2's I = 4H, LLaMA's A_kv = A) and the family's own checks
       (heads dividing heads); ``sizes`` is filled in place, ``keys`` maps a symbol to its config key;
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
-      that padding row (checked as torch checks it), empty where no table has one (GPT-2).
+      that padding row (checked as torch checks it), empty where no table has one (GPT-2);
+    * ``heads_divide_hidden``: whether transformers requires ``A`` to divide ``H`` (False for Gemma, whose
+      explicit ``head_dim`` alone sizes the heads: ``GemmaConfig`` accepts H = 18 with A = 4, head_dim 6).
 
     The model (each a function of the parsed :class:`~helpers.config.ModelConfig`):
 
@@ -54,6 +56,7 @@ class Family:
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None
     pad_token_id: int | None = None
     padded: tuple[str, ...] = ("V",)
+    heads_divide_hidden: bool = True
 
     @property
     def is_decoder(self) -> bool:
