@@ -182,8 +182,11 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
 
     if family.derive is not None:  # derived sizes (I = 4H, A_kv = A) and the family's own checks
         family.derive(sizes, keys)
-    # transformers refuses a hidden size the heads do not divide (even with head_dim), but for Gemma
-    if family.heads_divide_hidden:
+    if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
+        family.read(raw, sizes, flags)
+    # transformers refuses a hidden size the heads do not divide (even with head_dim), except Gemma (never) and the
+    # families whose projections are A·d_k wide whatever H is, once head_dim is given (Qwen2, Qwen3, Phi-3)
+    if family.heads_divide_hidden and (family.heads_split_hidden or "d_k" not in sizes):
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
     pad = _read_pad(raw, family, sizes)

@@ -589,6 +589,166 @@ class GPTNeoXForCausalLM(nn.Module):
         return self.lm_head(self.gpt_neox(input_ids))
 
 
+# --- Qwen2, Qwen3, Phi-3: LLaMA's layer with other attention tensors ------------------------------
+
+class Qwen2Attention(LlamaAttention):
+    """Qwen2's attention: LLaMA's, with a bias on q, k and v (always) and none on o."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
+        self.heads, self.kv_heads = A, A_kv
+        self.q_proj = nn.Linear(H, A * d_k, bias=True)
+        self.k_proj = nn.Linear(H, A_kv * d_k, bias=True)
+        self.v_proj = nn.Linear(H, A_kv * d_k, bias=True)
+        self.o_proj = nn.Linear(A * d_k, H, bias=False)
+
+
+class Qwen3Attention(LlamaAttention):
+    """Qwen3's attention: LLaMA's (a bias on all four only with ``attention_bias``), each head's query and key
+    normalised by an RMSNorm of d_k (one gain shared by the heads) before the rotation."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.q_norm = RMSNorm(c["d_k"])
+        self.k_norm = RMSNorm(c["d_k"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q = _rotate(self.q_norm(_heads(self.q_proj(x), self.heads)), cos, sin)
+        k = _rotate(self.k_norm(_heads(self.k_proj(x), self.kv_heads)), cos, sin)
+        v = _heads(self.v_proj(x), self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        return self.o_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class Phi3Attention(nn.Module):
+    """Phi-3's attention: ``o_proj`` (registered first), then one fused ``qkv_proj`` split after the matmul."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
+        self.heads, self.kv_heads = A, A_kv
+        self.sizes = [A * d_k, A_kv * d_k, A_kv * d_k]
+        self.o_proj = nn.Linear(A * d_k, H, bias=False)
+        self.qkv_proj = nn.Linear(H, sum(self.sizes), bias=False)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv_proj(x).split(self.sizes, dim=-1)
+        q, k = _rotate(_heads(q, self.heads), cos, sin), _rotate(_heads(k, self.kv_heads), cos, sin)
+        v = _heads(v, self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        return self.o_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class Phi3MLP(nn.Module):
+    """Phi-3's SwiGLU: one fused ``gate_up_proj`` (H -> 2I, chunked into gate and up), then ``down_proj``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.gate_up_proj = nn.Linear(c["H"], 2 * c["I"], bias=False)
+        self.down_proj = nn.Linear(c["I"], c["H"], bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
+
+
+class _VariantDecoderLayer(LlamaDecoderLayer):
+    """LLaMA's pre-RMSNorm layer with another attention (and MLP) class; the forward is LLaMA's."""
+
+    attention: type[nn.Module] = LlamaAttention
+    mlp_class: type[nn.Module] = LlamaMLP
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.self_attn = self.attention(c)
+        self.mlp = self.mlp_class(c)
+        self.input_layernorm = RMSNorm(c["H"])
+        self.post_attention_layernorm = RMSNorm(c["H"])
+
+
+class Qwen2DecoderLayer(_VariantDecoderLayer):
+    """A Qwen2 layer: LLaMA's, its attention with q/k/v biases."""
+
+    attention = Qwen2Attention
+
+
+class Qwen3DecoderLayer(_VariantDecoderLayer):
+    """A Qwen3 layer: LLaMA's, its attention with per-head q/k RMSNorms."""
+
+    attention = Qwen3Attention
+
+
+class Phi3DecoderLayer(_VariantDecoderLayer):
+    """A Phi-3 layer: LLaMA's, with the fused qkv_proj and gate_up_proj."""
+
+    attention, mlp_class = Phi3Attention, Phi3MLP
+
+
+class _VariantModel(LlamaModel):
+    """``model.``: LLaMA's token table, L layers of ``layer_class``, final RMSNorm; the forward is LLaMA's."""
+
+    layer_class: type[nn.Module] = LlamaDecoderLayer
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(self.layer_class(c) for _ in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class _VariantForCausalLM(LlamaForCausalLM):
+    """LLaMA's causal LM over another ``model_class`` (``lm_head`` untied unless the config ties it)."""
+
+    model_class: type[nn.Module] = LlamaModel
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.model = self.model_class(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+
+class Qwen2Model(_VariantModel):
+    """``model.`` of ``Qwen2ForCausalLM``: token table, L Qwen2 layers, final RMSNorm."""
+
+    layer_class = Qwen2DecoderLayer
+
+
+class Qwen2ForCausalLM(_VariantForCausalLM):
+    """``Qwen2ForCausalLM``: LLaMA with q/k/v biases."""
+
+    model_class = Qwen2Model
+
+
+class Qwen3Model(_VariantModel):
+    """``model.`` of ``Qwen3ForCausalLM``: token table, L Qwen3 layers, final RMSNorm."""
+
+    layer_class = Qwen3DecoderLayer
+
+
+class Qwen3ForCausalLM(_VariantForCausalLM):
+    """``Qwen3ForCausalLM``: LLaMA with per-head q/k RMSNorms and an explicit head_dim."""
+
+    model_class = Qwen3Model
+
+
+class Phi3Model(_VariantModel):
+    """``model.`` of ``Phi3ForCausalLM``: token table, L Phi3 layers, final RMSNorm."""
+
+    layer_class = Phi3DecoderLayer
+
+
+class Phi3ForCausalLM(_VariantForCausalLM):
+    """``Phi3ForCausalLM``: LLaMA with fused qkv_proj and gate_up_proj."""
+
+    model_class = Phi3Model
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 

@@ -146,6 +146,65 @@ def gpt_neox_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def qwen2_configs(draw, model_type: str = "qwen2") -> dict:
+    """Qwen2's (or Qwen3's) dialect: GQA, a head_dim that may leave H undivided, windows on some layers or none."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": model_type,
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 4)) * 2,
+        "num_attention_heads": A,
+        "num_key_value_heads": draw(st.sampled_from([A_kv, None])),  # null: A
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "use_sliding_window": draw(st.booleans()),
+        "sliding_window": draw(st.one_of(st.integers(2, 8), st.none())),
+        "max_window_layers": draw(st.integers(0, 3)),
+    }
+    if model_type == "qwen3":
+        config["attention_bias"] = draw(st.booleans())
+        config["head_dim"] = 2 * draw(st.integers(1, 4))  # Qwen3's default is 128: too big for these tests
+    elif draw(st.booleans()):
+        config["head_dim"] = 2 * draw(st.integers(1, 4))
+    if "head_dim" in config and draw(st.booleans()):  # H need not be A·d_k, nor a multiple of A
+        config["hidden_size"] = draw(st.integers(1, 24))
+    if config["use_sliding_window"] and config["sliding_window"] and draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention"]),
+                                              min_size=config["num_hidden_layers"],
+                                              max_size=config["num_hidden_layers"]))
+    return config
+
+
+@st.composite
+def phi3_configs(draw) -> dict:
+    """Phi-3's dialect: fused projections, a padding row in the token table, one window on every layer or none."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    V = draw(st.integers(1, 64))
+    config = {
+        "model_type": "phi3",
+        "vocab_size": V,
+        "pad_token_id": draw(st.one_of(st.none(), st.integers(0, V - 1))),  # the default, 32000, is out of these tables
+        "hidden_size": A * draw(st.integers(1, 4)) * 2,
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "sliding_window": draw(st.one_of(st.integers(2, 8), st.none())),
+    }
+    if draw(st.booleans()):
+        config["head_dim"] = 2 * draw(st.integers(1, 4))
+        if draw(st.booleans()):
+            config["hidden_size"] = draw(st.integers(1, 24))
+    if draw(st.booleans()):
+        del config["num_key_value_heads"]
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -156,6 +215,9 @@ STRATEGIES = {
     "gemma": gemma_configs(),
     "gemma2": gemma2_configs(),
     "gpt_neox": gpt_neox_configs(),
+    "qwen2": qwen2_configs("qwen2"),
+    "qwen3": qwen2_configs("qwen3"),
+    "phi3": phi3_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -178,4 +240,13 @@ TINY = {
                "sliding_window": 4},
     "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 2,
                  "num_hidden_layers": 2, "intermediate_size": 20},
+    # Qwen2: one global layer, then one windowed (max_window_layers = 1)
+    "qwen2": {"model_type": "qwen2", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "use_sliding_window": True,
+              "sliding_window": 4, "max_window_layers": 1},
+    # Qwen3: head_dim 6 against H/A = 4
+    "qwen3": {"model_type": "qwen3", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
 }

@@ -25,6 +25,12 @@ class Family:
       the engine does not model (refused in one line naming the key, never counted silently wrong);
     * ``derive(sizes, keys)``: derived sizes (GPT-2's I = 4H, LLaMA's A_kv = A) and the family's own checks
       (heads dividing heads); ``sizes`` is filled in place, ``keys`` maps a symbol to its config key;
+    * ``read(raw, sizes, flags)``: keys that are neither a size nor a flag (a list such as Qwen2's
+      ``layer_types``, or sizes that depend on a switch), read after ``derive`` into derived sizes (``sizes``
+      filled in place) and checked, refused in one line naming the key; None: nothing more to read;
+    * ``heads_split_hidden``: transformers refuses a hidden size the heads do not divide (LLaMA, BERT, GPT-2);
+      False where its config accepts any H once ``head_dim`` is given (Qwen2, Qwen3, Phi-3: the projections
+      are A·d_k wide, whatever H is);
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
       that padding row (checked as torch checks it), empty where no table has one (GPT-2);
     * ``heads_divide_hidden``: whether transformers requires ``A`` to divide ``H`` (False for Gemma, whose
@@ -54,6 +60,8 @@ class Family:
     flags: tuple[Flag, ...] = ()
     refused: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None
+    read: Callable[[Mapping[str, Any], dict[str, int], Mapping[str, bool]], None] | None = None
+    heads_split_hidden: bool = True
     pad_token_id: int | None = None
     padded: tuple[str, ...] = ("V",)
     heads_divide_hidden: bool = True

@@ -46,11 +46,11 @@ GEMMA = Family(
         "layer_types": (None, _CACHE_ONLY),
         "attention_chunk_size": (None, _CACHE_ONLY),
     },
-    derive=llama.derive,  # the key/value heads share the query heads evenly
+    derive=llama.LLAMA.derive,  # the key/value heads share the query heads evenly
     pad_token_id=0,  # GemmaTextScaledWordEmbedding has a padding row
     heads_divide_hidden=False,
-    layout=llama.layout,
-    formulas=llama.formulas,
+    layout=llama.LLAMA.layout,
+    formulas=llama.LLAMA.formulas,
     flops=lambda c: dict(llama.FLOPS),
     kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table

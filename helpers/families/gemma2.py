@@ -28,7 +28,7 @@ def layout(c: ModelConfig) -> Layout:
     Introduced in ``07_decoder_llms``.
     """
     H = c["H"]
-    head, stack, tail = llama.layout(c).blocks
+    head, stack, tail = llama.LLAMA.layout(c).blocks
     extra = (Param.norm("pre_feedforward_layernorm.weight", (H,), LAYER_NORM, "H"),
              Param.norm("post_feedforward_layernorm.weight", (H,), LAYER_NORM, "H"))
     return Layout((head, Block.stack(stack.prefix, stack.params + extra, c["L"]), tail))
@@ -39,7 +39,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
 
     Introduced in ``07_decoder_llms``.
     """
-    return {**llama.formulas(c), LAYER_NORM: "(4*L + 1)*H"}
+    return {**llama.LLAMA.formulas(c), LAYER_NORM: "(4*L + 1)*H"}
 
 
 def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
@@ -50,7 +50,7 @@ def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     if sizes["W"] == 1:
         raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
                                             "keeps every token instead of none")
-    llama.derive(sizes, keys)
+    llama.LLAMA.derive(sizes, keys)
     sizes["L_w"] = (sizes["L"] + 1) // 2  # "sliding_attention" if (i + 1) % 2 else "full_attention"
     sizes["L_g"] = sizes["L"] // 2
 
