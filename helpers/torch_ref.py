@@ -749,6 +749,96 @@ class Phi3ForCausalLM(_VariantForCausalLM):
     model_class = Phi3Model
 
 
+# --- OPT -----------------------------------------------------------------------------------------
+
+class OPTAttention(nn.Module):
+    """k, v, q and out projections, H × H each, biases unless ``enable_bias`` is false."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, bias = c["H"], c.flags["enable_bias"]
+        self.heads = c["A"]
+        self.k_proj = nn.Linear(H, H, bias=bias)
+        self.v_proj = nn.Linear(H, H, bias=bias)
+        self.q_proj = nn.Linear(H, H, bias=bias)
+        self.out_proj = nn.Linear(H, H, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
+        return self.out_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class OPTDecoderLayer(nn.Module):
+    """Attention and a ReLU MLP (fc1 I × H, fc2 H × I), each with a LayerNorm before it (pre-LN) or after its residual."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, I, bias, affine = c["H"], c["I"], c.flags["enable_bias"], c.flags["layer_norm_elementwise_affine"]
+        self.pre = c.flags["do_layer_norm_before"]
+        self.self_attn = OPTAttention(c)
+        self.self_attn_layer_norm = nn.LayerNorm(H, elementwise_affine=affine)
+        self.fc1 = nn.Linear(H, I, bias=bias)
+        self.fc2 = nn.Linear(I, H, bias=bias)
+        self.final_layer_norm = nn.LayerNorm(H, elementwise_affine=affine)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.pre:
+            x = x + self.self_attn(self.self_attn_layer_norm(x))
+            return x + self.fc2(F.relu(self.fc1(self.final_layer_norm(x))))
+        x = self.self_attn_layer_norm(x + self.self_attn(x))
+        return self.final_layer_norm(x + self.fc2(F.relu(self.fc1(x))))
+
+
+class OPTDecoder(nn.Module):
+    """``model.decoder.``: token table V × E, positions (P + 2) × H (offset 2), projections if E ≠ H, final LayerNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        V, P, H, E = c["V"], c["P"], c["H"], c["E"]
+        self.embed_tokens = nn.Embedding(V, E, padding_idx=c.pad_token_id)
+        self.embed_positions = nn.Embedding(P + 2, H)
+        self.project_out = nn.Linear(H, E, bias=False) if E != H else None
+        self.project_in = nn.Linear(E, H, bias=False) if E != H else None
+        final = c.flags["do_layer_norm_before"] and not c.flags["_remove_final_layer_norm"]
+        affine = c.flags["layer_norm_elementwise_affine"]
+        self.final_layer_norm = nn.LayerNorm(H, elementwise_affine=affine) if final else None
+        self.layers = nn.ModuleList(OPTDecoderLayer(c) for _ in range(c["L"]))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        if self.project_in is not None:
+            x = self.project_in(x)
+        x = x + self.embed_positions(torch.arange(input_ids.shape[1], device=input_ids.device) + 2)
+        for layer in self.layers:
+            x = layer(x)
+        if self.final_layer_norm is not None:
+            x = self.final_layer_norm(x)
+        return x if self.project_out is None else self.project_out(x)
+
+
+class OPTModel(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.decoder = OPTDecoder(c)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.decoder(input_ids)
+
+
+class OPTForCausalLM(nn.Module):
+    """OPT with its LM head (V × E) over every position; the head is the token table when tied."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.model = OPTModel(c)
+        self.lm_head = nn.Linear(c["E"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.decoder.embed_tokens.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.model(input_ids))
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 

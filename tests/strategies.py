@@ -205,6 +205,28 @@ def phi3_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def opt_configs(draw) -> dict:
+    """OPT: a word_embed_proj_dim E that may differ from H, pre- or post-LayerNorm, biases and norm gains switchable."""
+    A = draw(st.integers(1, 4))
+    H = A * draw(st.integers(1, 8))
+    config = {
+        "model_type": "opt",
+        "vocab_size": draw(st.integers(2, 64)),  # the padding index 1 must lie inside the token table
+        "hidden_size": H,
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "ffn_dim": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+        "word_embed_proj_dim": draw(st.sampled_from([None, H, draw(st.integers(1, 24))])),
+        "do_layer_norm_before": draw(st.booleans()),
+        "enable_bias": draw(st.booleans()),
+        "layer_norm_elementwise_affine": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -218,6 +240,7 @@ STRATEGIES = {
     "qwen2": qwen2_configs("qwen2"),
     "qwen3": qwen2_configs("qwen3"),
     "phi3": phi3_configs(),
+    "opt": opt_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -249,4 +272,7 @@ TINY = {
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
     "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    # OPT: E = 8 against H = 16 (project_in, project_out), post-LayerNorm as opt-350m
+    "opt": {"model_type": "opt", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4, "num_hidden_layers": 2,
+            "ffn_dim": 20, "max_position_embeddings": 12, "word_embed_proj_dim": 8, "do_layer_norm_before": False},
 }

@@ -196,3 +196,38 @@ def test_mistral_nulls_read_as_transformers_reads_them():
         parse_config({"model_type": "mistral", "num_key_value_heads": None})
     with pytest.raises(Exception):
         transformers.MistralConfig(num_key_value_heads=None)
+
+
+# --- OPT: positions with an offset of 2, projections when E != H, post-LayerNorm opt-350m -------------------
+
+@pytest.mark.parametrize(("name", "total"), [("opt-125m", 125_239_296), ("opt-350m", 331_196_416)])
+def test_opt_is_what_transformers_builds(name, total):
+    raw = json.loads((MODELS_DIR / f"{name}.json").read_text())
+    c = load_config(name)
+    with torch.device("meta"):
+        model = transformers.OPTForCausalLM(transformers.AutoConfig.for_model(**raw))
+    assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert count_model(c).total == sum(p.numel() for p in model.parameters()) == total
+    names = {p.name for p in param_table(c)}
+    assert ("model.decoder.final_layer_norm.weight" in names) == (name == "opt-125m")  # 350m: post-LN, no final norm
+    assert ("model.decoder.project_in.weight" in names) == (name == "opt-350m")  # 350m: E = 512, H = 1024
+    assert param_table(c)[1].shape == (2048 + 2, c["H"])  # the offset of 2
+
+
+OPT_BAD = [
+    ({"num_attention_heads": 7}, "num_attention_heads"),
+    ({"word_embed_proj_dim": 0}, "word_embed_proj_dim"),
+    ({"vocab_size": 1}, "pad_token_id"),
+    ({"sliding_window": 16}, "sliding_window"),
+    ({"enable_bias": "yes"}, "enable_bias"),
+    ({"do_layer_norm_before": 0}, "do_layer_norm_before"),
+]
+
+
+@pytest.mark.parametrize(("change", "field"), OPT_BAD)
+def test_opt_bad_configs_are_refused_in_one_line(write_config, change, field):
+    raw = {**json.loads((MODELS_DIR / "opt-125m.json").read_text()), **change}
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    assert info.value.field == field
+    assert_refused(run_cli("count", str(write_config(raw))), field)
