@@ -227,6 +227,27 @@ def opt_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def t5_configs(draw) -> dict:
+    """T5: d_kv free of H/A, a decoder depth of its own or none, ReLU or gated feed-forward, any bucket count."""
+    config = {
+        "model_type": "t5",
+        "vocab_size": draw(st.integers(1, 64)),
+        "d_model": draw(st.integers(1, 16)),
+        "d_kv": draw(st.integers(1, 8)),
+        "num_heads": draw(st.integers(1, 4)),
+        "d_ff": draw(st.integers(1, 40)),
+        "num_layers": draw(st.integers(1, 3)),
+        "num_decoder_layers": draw(st.sampled_from([None, 1, 2, 3])),  # null: num_layers
+        # fewer than 4 buckets build, but T5's bucket function then divides by zero in a forward pass
+        "relative_attention_num_buckets": draw(st.integers(4, 8)),
+        "feed_forward_proj": draw(st.sampled_from(["relu", "gelu", "gated-gelu", "gated-silu"])),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())  # forced true by transformers 5.23: no effect
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -241,6 +262,7 @@ STRATEGIES = {
     "qwen3": qwen2_configs("qwen3"),
     "phi3": phi3_configs(),
     "opt": opt_configs(),
+    "t5": t5_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -275,4 +297,7 @@ TINY = {
     # OPT: E = 8 against H = 16 (project_in, project_out), post-LayerNorm as opt-350m
     "opt": {"model_type": "opt", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4, "num_hidden_layers": 2,
             "ffn_dim": 20, "max_position_embeddings": 12, "word_embed_proj_dim": 8, "do_layer_norm_before": False},
+    # T5: d_kv 6 against H/A = 4, three decoder layers against two encoder layers, gated feed-forward
+    "t5": {"model_type": "t5", "vocab_size": 40, "d_model": 16, "d_kv": 6, "num_heads": 4, "d_ff": 20, "num_layers": 2,
+           "num_decoder_layers": 3, "relative_attention_num_buckets": 8, "feed_forward_proj": "gated-gelu"},
 }

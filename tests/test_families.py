@@ -64,7 +64,7 @@ def test_every_family_is_present_everywhere(model_type):
     assert ATTENTION_SCORES in flop_formulas(c)
     forward_flops(c, 1, 4)
     # a decoder has a KV cache; an encoder none
-    causal = family.architecture.endswith(("ForCausalLM", "LMHeadModel"))
+    causal = family.architecture.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration"))
     assert family.is_decoder == causal == (kv_cache_formula(c) is not None)
     # the reference class, the hypothesis strategy, a tiny config, a shipped config
     assert isinstance(getattr(torch_ref, family.torch_ref), type)
@@ -87,9 +87,14 @@ def test_kv_cache_is_what_transformers_returns_for_every_decoder(model_type, S):
     torch.manual_seed(0)
     model = getattr(transformers, c.architecture)(transformers.AutoConfig.for_model(**raw)).eval()
     B = 2
+    input_ids = torch.randint(0, c["V"], (B, S))
+    # an encoder-decoder (T5): the decoder reads the same S tokens; its EncoderDecoderCache holds two caches
+    extra = {"decoder_input_ids": input_ids} if model.config.is_encoder_decoder else {}
     with torch.no_grad():
-        cache = model(input_ids=torch.randint(0, c["V"], (B, S)), use_cache=True).past_key_values
-    measured = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+        cache = model(input_ids=input_ids, use_cache=True, **extra).past_key_values
+    caches = (cache.self_attention_cache, cache.cross_attention_cache) if extra else (cache,)
+    measured = sum(t.numel() * t.element_size() for one in caches for layer in one.layers
+                   for t in (layer.keys, layer.values))
     assert measured == kv_cache_bytes(c, B, S, "fp32")
 
 
@@ -227,6 +232,44 @@ OPT_BAD = [
 @pytest.mark.parametrize(("change", "field"), OPT_BAD)
 def test_opt_bad_configs_are_refused_in_one_line(write_config, change, field):
     raw = {**json.loads((MODELS_DIR / "opt-125m.json").read_text()), **change}
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    assert info.value.field == field
+    assert_refused(run_cli("count", str(write_config(raw))), field)
+
+
+# --- T5: an encoder-decoder, always tied in transformers 5.23 ---------------------------------------------
+
+@pytest.mark.parametrize(("name", "total"), [("t5-small", 60_506_624), ("flan-t5-base", 222_903_552)])
+def test_t5_is_what_transformers_builds(name, total):
+    raw = json.loads((MODELS_DIR / f"{name}.json").read_text())
+    c = load_config(name)
+    with torch.device("meta"):
+        model = transformers.T5ForConditionalGeneration(transformers.AutoConfig.for_model(**raw))
+    assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert count_model(c).total == sum(p.numel() for p in model.parameters()) == total
+    assert model.lm_head.weight is model.shared.weight  # flan-t5-base's file says tie_word_embeddings: false
+    relative = [p.name for p in param_table(c) if "relative_attention_bias" in p.name]
+    assert relative == [f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+                        for stack in ("encoder", "decoder")]
+    assert c["G"] == (2 if name == "flan-t5-base" else 1)
+
+
+T5_BAD = [
+    ({"feed_forward_proj": "gated-gelu-new"}, "feed_forward_proj"),
+    ({"feed_forward_proj": "relu-gelu"}, "feed_forward_proj"),
+    ({"feed_forward_proj": 3}, "feed_forward_proj"),
+    ({"is_encoder_decoder": False}, "is_encoder_decoder"),
+    ({"num_heads": 0}, "num_heads"),
+    ({"d_kv": 0}, "d_kv"),
+    ({"num_decoder_layers": 0}, "num_decoder_layers"),
+    ({"sliding_window": 16}, "sliding_window"),
+]
+
+
+@pytest.mark.parametrize(("change", "field"), T5_BAD)
+def test_t5_bad_configs_are_refused_in_one_line(write_config, change, field):
+    raw = {**json.loads((MODELS_DIR / "flan-t5-base.json").read_text()), **change}
     with pytest.raises(ConfigError) as info:
         parse_config(raw)
     assert info.value.field == field

@@ -56,6 +56,8 @@ def _scalar(out) -> "torch.Tensor":
 def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -> int:
     """FlopCounterMode's total for one forward pass (and its backward pass) on meta input_ids."""
     input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device="meta")
+    if getattr(getattr(model, "config", None), "is_encoder_decoder", False):  # T5: the decoder reads the same S tokens
+        kwargs = {**kwargs, "decoder_input_ids": input_ids}
     with FlopCounterMode(display=False) as counter:
         out = model(input_ids, **kwargs)
         if backward:
