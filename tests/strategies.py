@@ -14,7 +14,7 @@ def bert_configs(draw, model_type: str | None = None) -> dict:
     d_k = draw(st.integers(1, 8))
     A = draw(st.integers(1, 4))
     model_type = model_type or draw(st.sampled_from(["bert", "roberta"]))
-    low = 2 if model_type == "roberta" else 1  # RoBERTa's padding index 1 must lie inside its tables
+    low = 2 if model_type in ("roberta", "xlm-roberta") else 1  # RoBERTa's padding index 1 must lie inside its tables
     return {
         "model_type": model_type,
         "vocab_size": draw(st.integers(low, 64)),
@@ -209,6 +209,7 @@ def phi3_configs(draw) -> dict:
 STRATEGIES = {
     "bert": bert_configs("bert"),
     "roberta": bert_configs("roberta"),
+    "xlm-roberta": bert_configs("xlm-roberta"),
     "gpt2": gpt2_configs(),
     "llama": llama_configs(),
     "mistral": mistral_configs(),
@@ -228,6 +229,8 @@ TINY = {
              "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8, "type_vocab_size": 2},
     "roberta": {"model_type": "roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
+    "xlm-roberta": {"model_type": "xlm-roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
     "gpt2": {"model_type": "gpt2", "vocab_size": 40, "n_embd": 12, "n_head": 3, "n_layer": 2, "n_positions": 8},
     "llama": {"model_type": "llama", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
               "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
