@@ -205,6 +205,43 @@ def phi3_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def distilbert_configs(draw) -> dict:
+    """DistilBERT's dialect (dim, n_heads, n_layers, hidden_dim) or the hidden_size … names its attribute_map accepts."""
+    A = draw(st.integers(1, 4))
+    config = {
+        "model_type": "distilbert",
+        "vocab_size": draw(st.integers(1, 64)),
+        "dim": A * draw(st.integers(1, 8)),
+        "n_heads": A,
+        "n_layers": draw(st.integers(1, 3)),
+        "hidden_dim": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+    }
+    if draw(st.booleans()):
+        for key, alias in (("dim", "hidden_size"), ("n_heads", "num_attention_heads"), ("n_layers", "num_hidden_layers")):
+            config[alias] = config.pop(key)
+    return config
+
+
+@st.composite
+def electra_configs(draw, model_type: str = "electra") -> dict:
+    """ELECTRA's (or ALBERT's) factorised embeddings: E = H or not."""
+    A = draw(st.integers(1, 4))
+    H = A * draw(st.integers(1, 8))
+    return {
+        "model_type": model_type,
+        "vocab_size": draw(st.integers(1, 64)),
+        "embedding_size": draw(st.sampled_from([H, draw(st.integers(1, 24))])),
+        "hidden_size": H,
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+        "type_vocab_size": draw(st.integers(1, 3)),
+    }
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -219,6 +256,9 @@ STRATEGIES = {
     "qwen2": qwen2_configs("qwen2"),
     "qwen3": qwen2_configs("qwen3"),
     "phi3": phi3_configs(),
+    "distilbert": distilbert_configs(),
+    "electra": electra_configs("electra"),
+    "albert": electra_configs("albert"),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -252,4 +292,12 @@ TINY = {
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
     "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    "distilbert": {"model_type": "distilbert", "vocab_size": 40, "dim": 16, "n_heads": 4, "n_layers": 2,
+                   "hidden_dim": 20, "max_position_embeddings": 8},
+    # ELECTRA-small's shape: E = 8 against H = 16 (embeddings_project)
+    "electra": {"model_type": "electra", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16,
+                "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8},
+    # ALBERT: one shared layer run 3 times
+    "albert": {"model_type": "albert", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16, "num_attention_heads": 4,
+               "num_hidden_layers": 3, "intermediate_size": 20, "max_position_embeddings": 8},
 }
