@@ -14,8 +14,8 @@ from .base import Family
 
 FAMILIES: dict[str, Family] = {
     family.model_type: family
-    for family in (bert.BERT, bert.ROBERTA, bert.XLM_ROBERTA, gpt2.GPT2, llama.LLAMA, mistral.MISTRAL, qwen2.QWEN2,
-                   qwen3.QWEN3, phi3.PHI3, gemma.GEMMA, gemma2.GEMMA2, gpt_neox.GPT_NEOX, distilbert.DISTILBERT,
+    for family in (bert.BERT, bert.ROBERTA, gpt2.GPT2, llama.LLAMA, mistral.MISTRAL, qwen2.QWEN2, qwen3.QWEN3,
+                   phi3.PHI3, gemma.GEMMA, gemma2.GEMMA2, gpt_neox.GPT_NEOX, bert.XLM_ROBERTA, distilbert.DISTILBERT,
                    electra.ELECTRA, albert.ALBERT)
 }
 
