@@ -980,6 +980,193 @@ class T5ForConditionalGeneration(nn.Module):
         return self.lm_head(self.decoder(input_ids, self.encoder(input_ids)))
 
 
+# --- DistilBERT, ELECTRA, ALBERT (encoders) ---------------------------------------------------------
+
+class DistilBertEmbeddings(nn.Module):
+    """Token (V×H) + position (P×H) tables, summed, then LayerNorm: no segment table."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c["V"], c["H"])
+        self.position_embeddings = nn.Embedding(c["P"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        return self.LayerNorm(self.word_embeddings(input_ids) + self.position_embeddings(positions))
+
+
+class DistilBertSelfAttention(nn.Module):
+    """Q, K, V and output projections (H×H each, with bias): ``q_lin``, ``k_lin``, ``v_lin``, ``out_lin``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.heads = c["A"]
+        self.q_lin = nn.Linear(c["H"], c["H"])
+        self.k_lin = nn.Linear(c["H"], c["H"])
+        self.v_lin = nn.Linear(c["H"], c["H"])
+        self.out_lin = nn.Linear(c["H"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.q_lin, self.k_lin, self.v_lin))
+        return self.out_lin(_merge(_attention(q, k, v, causal=False)))
+
+
+class DistilBertFFN(nn.Module):
+    """``lin1`` H → I, GELU, ``lin2`` I → H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.lin1 = nn.Linear(c["H"], c["I"])
+        self.lin2 = nn.Linear(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin2(F.gelu(self.lin1(x)))
+
+
+class DistilBertBlock(nn.Module):
+    """transformers' ``TransformerBlock``: attention, ``sa_layer_norm``, feed-forward, ``output_layer_norm``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.attention = DistilBertSelfAttention(c)
+        self.sa_layer_norm = nn.LayerNorm(c["H"])
+        self.ffn = DistilBertFFN(c)
+        self.output_layer_norm = nn.LayerNorm(c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.sa_layer_norm(self.attention(x) + x)
+        return self.output_layer_norm(self.ffn(x) + x)
+
+
+class DistilBertTransformer(nn.Module):
+    """The L layers, ``transformer.layer.0`` ..."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(DistilBertBlock(c) for _ in range(c["L"]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layer:
+            x = layer(x)
+        return x
+
+
+class DistilBertModel(nn.Module):
+    """``DistilBertModel``: embeddings and L layers, no pooler."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = DistilBertEmbeddings(c)
+        self.transformer = DistilBertTransformer(c)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.transformer(self.embeddings(input_ids))
+
+
+class ElectraEmbeddings(BertEmbeddings):
+    """BERT's three tables and LayerNorm, E (``embedding_size``) wide: ELECTRA's and ALBERT's embeddings."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.word_embeddings = nn.Embedding(c["V"], c["E"])
+        self.position_embeddings = nn.Embedding(c["P"], c["E"])
+        self.token_type_embeddings = nn.Embedding(c["T"], c["E"])
+        self.LayerNorm = nn.LayerNorm(c["E"])
+
+
+class ElectraModel(nn.Module):
+    """``ElectraModel``: E-wide embeddings, a projection E → H where E ≠ H, BERT's L layers, no pooler."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = ElectraEmbeddings(c)
+        if c["E"] != c["H"]:
+            self.embeddings_project = nn.Linear(c["E"], c["H"])
+        self.encoder = BertEncoder(c)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embeddings(input_ids)
+        if hasattr(self, "embeddings_project"):
+            x = self.embeddings_project(x)
+        return self.encoder(x)
+
+
+class AlbertAttention(nn.Module):
+    """Q, K, V, output ``dense`` (H×H each, with bias) and the post-attention LayerNorm, in one module."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.heads = c["A"]
+        self.query = nn.Linear(c["H"], c["H"])
+        self.key = nn.Linear(c["H"], c["H"])
+        self.value = nn.Linear(c["H"], c["H"])
+        self.dense = nn.Linear(c["H"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.query, self.key, self.value))
+        return self.LayerNorm(self.dense(_merge(_attention(q, k, v, causal=False))) + x)
+
+
+class AlbertLayer(nn.Module):
+    """``full_layer_layer_norm``, attention, ``ffn`` H → I, ``ffn_output`` I → H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.full_layer_layer_norm = nn.LayerNorm(c["H"])
+        self.attention = AlbertAttention(c)
+        self.ffn = nn.Linear(c["H"], c["I"])
+        self.ffn_output = nn.Linear(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.attention(x)
+        return self.full_layer_layer_norm(self.ffn_output(F.gelu(self.ffn(x))) + x)
+
+
+class AlbertLayerGroup(nn.Module):
+    """One group holding one layer (``albert_layers.0``)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.albert_layers = nn.ModuleList([AlbertLayer(c)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.albert_layers:
+            x = layer(x)
+        return x
+
+
+class AlbertTransformer(nn.Module):
+    """``embedding_hidden_mapping_in`` E → H, then the ONE shared layer group run L times."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.layers = c["L"]
+        self.embedding_hidden_mapping_in = nn.Linear(c["E"], c["H"])
+        self.albert_layer_groups = nn.ModuleList([AlbertLayerGroup(c)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.embedding_hidden_mapping_in(x)
+        for _ in range(self.layers):  # the same parameters, L times
+            x = self.albert_layer_groups[0](x)
+        return x
+
+
+class AlbertModel(nn.Module):
+    """``AlbertModel``: E-wide embeddings, the shared encoder, the pooler (dense H×H + tanh on [CLS])."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = ElectraEmbeddings(c)
+        self.encoder = AlbertTransformer(c)
+        self.pooler = nn.Linear(c["H"], c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.encoder(self.embeddings(input_ids))
+        return hidden, torch.tanh(self.pooler(hidden[:, 0]))
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 

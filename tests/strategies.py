@@ -14,7 +14,7 @@ def bert_configs(draw, model_type: str | None = None) -> dict:
     d_k = draw(st.integers(1, 8))
     A = draw(st.integers(1, 4))
     model_type = model_type or draw(st.sampled_from(["bert", "roberta"]))
-    low = 2 if model_type == "roberta" else 1  # RoBERTa's padding index 1 must lie inside its tables
+    low = 2 if model_type in ("roberta", "xlm-roberta") else 1  # RoBERTa's padding index 1 must lie inside its tables
     return {
         "model_type": model_type,
         "vocab_size": draw(st.integers(low, 64)),
@@ -228,6 +228,25 @@ def opt_configs(draw) -> dict:
 
 
 @st.composite
+def distilbert_configs(draw) -> dict:
+    """DistilBERT's dialect (dim, n_heads, n_layers, hidden_dim) or the hidden_size … names its attribute_map accepts."""
+    A = draw(st.integers(1, 4))
+    config = {
+        "model_type": "distilbert",
+        "vocab_size": draw(st.integers(1, 64)),
+        "dim": A * draw(st.integers(1, 8)),
+        "n_heads": A,
+        "n_layers": draw(st.integers(1, 3)),
+        "hidden_dim": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+    }
+    if draw(st.booleans()):
+        for key, alias in (("dim", "hidden_size"), ("n_heads", "num_attention_heads"), ("n_layers", "num_hidden_layers")):
+            config[alias] = config.pop(key)
+    return config
+
+
+@st.composite
 def t5_configs(draw) -> dict:
     """T5: d_kv free of H/A, a decoder depth of its own or none, ReLU or gated feed-forward, any bucket count."""
     config = {
@@ -248,10 +267,29 @@ def t5_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def electra_configs(draw, model_type: str = "electra") -> dict:
+    """ELECTRA's (or ALBERT's) factorised embeddings: E = H or not."""
+    A = draw(st.integers(1, 4))
+    H = A * draw(st.integers(1, 8))
+    return {
+        "model_type": model_type,
+        "vocab_size": draw(st.integers(1, 64)),
+        "embedding_size": draw(st.sampled_from([H, draw(st.integers(1, 24))])),
+        "hidden_size": H,
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+        "type_vocab_size": draw(st.integers(1, 3)),
+    }
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
     "roberta": bert_configs("roberta"),
+    "xlm-roberta": bert_configs("xlm-roberta"),
     "gpt2": gpt2_configs(),
     "llama": llama_configs(),
     "mistral": mistral_configs(),
@@ -263,6 +301,9 @@ STRATEGIES = {
     "phi3": phi3_configs(),
     "opt": opt_configs(),
     "t5": t5_configs(),
+    "distilbert": distilbert_configs(),
+    "electra": electra_configs("electra"),
+    "albert": electra_configs("albert"),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -273,6 +314,8 @@ TINY = {
              "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8, "type_vocab_size": 2},
     "roberta": {"model_type": "roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
+    "xlm-roberta": {"model_type": "xlm-roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
     "gpt2": {"model_type": "gpt2", "vocab_size": 40, "n_embd": 12, "n_head": 3, "n_layer": 2, "n_positions": 8},
     "llama": {"model_type": "llama", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
               "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
@@ -300,4 +343,12 @@ TINY = {
     # T5: d_kv 6 against H/A = 4, three decoder layers against two encoder layers, gated feed-forward
     "t5": {"model_type": "t5", "vocab_size": 40, "d_model": 16, "d_kv": 6, "num_heads": 4, "d_ff": 20, "num_layers": 2,
            "num_decoder_layers": 3, "relative_attention_num_buckets": 8, "feed_forward_proj": "gated-gelu"},
+    "distilbert": {"model_type": "distilbert", "vocab_size": 40, "dim": 16, "n_heads": 4, "n_layers": 2,
+                   "hidden_dim": 20, "max_position_embeddings": 8},
+    # ELECTRA-small's shape: E = 8 against H = 16 (embeddings_project)
+    "electra": {"model_type": "electra", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16,
+                "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8},
+    # ALBERT: one shared layer run 3 times
+    "albert": {"model_type": "albert", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16, "num_attention_heads": 4,
+               "num_hidden_layers": 3, "intermediate_size": 20, "max_position_embeddings": 8},
 }

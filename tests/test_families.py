@@ -54,7 +54,8 @@ def test_every_family_is_present_everywhere(model_type):
     for p, _ in param_layout(c).rows():
         assert p.kind in KINDS, p.name
         if p.kind == MATRIX:
-            assert p.tokens in ("B*S", "B") and len(p.shape) == 2, p.name
+            # "L*B*S": ALBERT's one shared layer, its parameters counted once, its matmuls run L times
+            assert p.tokens in ("B*S", "B", "L*B*S") and len(p.shape) == 2, p.name
         elif p.kind == TABLE:
             assert p.tokens in ("", "B*S") and len(p.shape) == 2, p.name  # "B*S": the tied LM head
         else:

@@ -50,7 +50,8 @@ def _scalar(out) -> "torch.Tensor":
         return sum(t.sum() for t in out)
     if getattr(out, "logits", None) is not None:
         return out.logits.sum()
-    return out.last_hidden_state.sum() + out.pooler_output.sum()
+    pooled = getattr(out, "pooler_output", None)  # DistilBERT and ELECTRA have no pooler
+    return out.last_hidden_state.sum() + (pooled.sum() if pooled is not None else 0)
 
 
 def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -> int:

@@ -1,4 +1,5 @@
-"""BERT and RoBERTa as transformers builds them (``BertModel`` / ``RobertaModel``, pooler included).
+"""BERT, RoBERTa and XLM-RoBERTa as transformers builds them (``BertModel`` / ``RobertaModel`` /
+``XLMRobertaModel``, pooler included).
 
 Introduced in ``00_overview``. RoBERTa is BERT's layout in another config dialect: another default
 vocabulary and padding index (1, which also pads its position table: positions start at 2), and the
@@ -107,4 +108,12 @@ ROBERTA = replace(
     layout=lambda c: _layout(c, position_last=True),
     positions=lambda c: c["P"] - (c.pad_token_id or 0) - 1,
     torch_ref="RobertaModel",
+)
+
+# XLM-RoBERTa: RoBERTa's model (XLMRobertaModel is RobertaModel renamed), BERT's default vocabulary in its config
+XLM_ROBERTA = replace(
+    ROBERTA,
+    model_type="xlm-roberta",
+    architecture="XLMRobertaModel",
+    sizes=(Size("vocab_size", "V", 30522), *SIZES),
 )
