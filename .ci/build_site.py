@@ -7,7 +7,7 @@
 
 The Makefile runs these (``make html``, ``make slides-screenshots``, ``make readme-image``); the tests import
 :func:`probe` and :func:`chromium` from here. What to expect from a deck and how to read what Chromium
-showed are pure functions in ``helpers/site.py``.
+showed are pure functions in ``.ci/sitekit.py``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from typing import Any, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / ".ci"))
 
-from helpers.site import (  # noqa: E402
+from sitekit import (  # noqa: E402
     Dom, cell_positions, chromium_command, index_page, notebook_title, on_slides, page_requests, read_dom, relink,
     slide_hash, slide_layout, slide_type, slide_with_heading, source, with_probe,
 )

@@ -8,14 +8,20 @@ from .config import ConfigError, ModelConfig, load_config, model_names, parse_co
 from .count import Count, breakdown, compact_table, count_model, describe, tensor_table, to_json
 from .params import (
     ATTENTION,
+    BIAS,
     CLASSIFIER,
     EMBEDDINGS,
     FEED_FORWARD,
     LAYER_NORM,
     LM_HEAD,
+    MATRIX,
     MLM_HEAD,
+    NORM,
     NSP_HEAD,
     POOLER,
+    TABLE,
+    Block,
+    Layout,
     Param,
     classification_head,
     evaluate,
@@ -24,6 +30,7 @@ from .params import (
     is_norm,
     linear_biases,
     numel,
+    param_layout,
     param_table,
     pretraining_heads,
     render,
@@ -35,8 +42,9 @@ from .report import fmt_int, fmt_share, table
 
 __all__ = [
     "ATTENTION", "CLASSIFIER", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "MLM_HEAD", "NSP_HEAD", "POOLER",
-    "ConfigError", "Count", "ModelConfig", "Param",
+    "BIAS", "MATRIX", "NORM", "TABLE",
+    "Block", "ConfigError", "Count", "Layout", "ModelConfig", "Param",
     "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
-    "group_counts", "group_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_table", "parse_config",
+    "group_counts", "group_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_layout", "param_table", "parse_config",
     "pretraining_heads", "render", "select", "table", "tensor_table", "to_json", "total", "under",
 ]

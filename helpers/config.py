@@ -12,9 +12,12 @@ malformed raises :class:`ConfigError`, whose message names the field and what is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from .families import Family
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MODELS_DIR = DATA_DIR / "models"
@@ -34,7 +37,9 @@ class Size:
     """One size a family reads: its ``config.json`` key, its symbol, transformers' default, its minimum.
 
     ``aliases`` are other keys transformers accepts for the same size (GPT-2's ``hidden_size`` for
-    ``n_embd``: its ``attribute_map``).
+    ``n_embd``: its ``attribute_map``). A ``default`` of None means the family derives the size when the
+    file leaves it out (GPT-2's ``n_inner``: 4H); ``nullable`` lets a file write ``null`` for a size that has a
+    default, as transformers allows (Mistral's ``sliding_window: null``: no window).
     """
 
     key: str
@@ -42,6 +47,7 @@ class Size:
     default: int | None
     minimum: int = 1
     aliases: tuple[str, ...] = ()
+    nullable: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,77 +56,6 @@ class Flag:
 
     key: str
     default: bool
-
-
-@dataclass(frozen=True)
-class Family:
-    """What a ``model_type`` reads from its config, with transformers' defaults (``configuration_*.py``)."""
-
-    model_type: str
-    architecture: str
-    sizes: tuple[Size, ...]
-    flags: tuple[Flag, ...] = ()
-    # keys whose non-default value changes the architecture in a way this engine does not model
-    refused: Mapping[str, Any] = field(default_factory=dict)
-    # the padding index of the token table (transformers' default), or None where the table has none
-    pad_token_id: int | None = None
-
-
-_BERT_SIZES = (
-    Size("hidden_size", "H", 768),
-    Size("num_hidden_layers", "L", 12),
-    Size("num_attention_heads", "A", 12),
-    Size("intermediate_size", "I", 3072),
-    Size("max_position_embeddings", "P", 512),
-    Size("type_vocab_size", "T", 2, minimum=0),  # transformers builds an empty segment table for 0
-)
-# transformers 5 builds absolute position tables only and adds cross-attention weights on request;
-# is_decoder only changes the mask, not the parameters.
-_BERT_REFUSED = {"add_cross_attention": False, "position_embedding_type": "absolute"}
-_REFUSED_WHY = {
-    "add_cross_attention": "cross-attention layers are not modelled",
-    "position_embedding_type": "transformers 5 builds absolute tables whatever this says, while a checkpoint "
-                               "trained so holds relative-distance tables; neither count would be the model's",
-}
-
-FAMILIES: dict[str, Family] = {
-    "bert": Family("bert", "BertModel", (Size("vocab_size", "V", 30522), *_BERT_SIZES), refused=_BERT_REFUSED,
-                   pad_token_id=0),
-    "roberta": Family("roberta", "RobertaModel", (Size("vocab_size", "V", 50265), *_BERT_SIZES), refused=_BERT_REFUSED,
-                      pad_token_id=1),
-    "gpt2": Family(
-        "gpt2",
-        "GPT2LMHeadModel",
-        (
-            Size("vocab_size", "V", 50257),
-            Size("n_embd", "H", 768, aliases=("hidden_size",)),
-            Size("n_layer", "L", 12, aliases=("num_hidden_layers",)),
-            Size("n_head", "A", 12, aliases=("num_attention_heads",)),
-            Size("n_inner", "I", None),  # None: 4 * n_embd
-            Size("n_positions", "P", 1024, aliases=("max_position_embeddings",)),
-        ),
-        (Flag("tie_word_embeddings", True),),
-        refused={"add_cross_attention": False},
-    ),
-    "llama": Family(
-        "llama",
-        "LlamaForCausalLM",
-        (
-            Size("vocab_size", "V", 32000),
-            Size("hidden_size", "H", 4096),
-            Size("num_hidden_layers", "L", 32),
-            Size("num_attention_heads", "A", 32),
-            Size("num_key_value_heads", "A_kv", None),  # None: A (multi-head attention)
-            Size("head_dim", "d_k", None),  # None: H // A
-            Size("intermediate_size", "I", 11008),
-            Size("max_position_embeddings", "P", 2048),
-        ),
-        (Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("mlp_bias", False)),
-        pad_token_id=None,
-    ),
-}
-
-SUPPORTED = tuple(FAMILIES)
 
 
 @dataclass(frozen=True)
@@ -135,6 +70,9 @@ class ModelConfig:
 
     @property
     def family(self) -> Family:
+        """The family's description in :mod:`helpers.families` (layout, formulas, FLOPs, KV cache)."""
+        from .families import FAMILIES
+
         return FAMILIES[self.model_type]
 
     @property
@@ -143,6 +81,15 @@ class ModelConfig:
 
     def __getitem__(self, symbol: str) -> int:
         return self.sizes[symbol]
+
+
+def __getattr__(name: str) -> Any:
+    """``FAMILIES`` and ``SUPPORTED`` live in :mod:`helpers.families`; still importable from here."""
+    if name in ("FAMILIES", "SUPPORTED"):
+        from . import families
+
+        return getattr(families, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _is_int(value: Any) -> bool:
@@ -160,12 +107,15 @@ def _read_int(key: str, value: Any) -> int:
 
 
 def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
+    nulled = False
     for key in (size.key, *size.aliases):
-        if key in raw and raw[key] is None and size.default is not None:  # transformers would fail on it
-            raise ConfigError(key, f"must be an integer, got null (leave the key out for the default {size.default})")
+        if key in raw and raw[key] is None:
+            nulled = True
+            if size.default is not None and not size.nullable:  # transformers would fail on it
+                raise ConfigError(key, f"must be an integer, got null (leave the key out for the default {size.default})")
     given = [key for key in (size.key, *size.aliases) if raw.get(key) is not None]
     if not given:
-        return size.default
+        return None if nulled and size.nullable else size.default
     values = {key: _read_int(key, raw[key]) for key in given}
     if len(set(values.values())) > 1:
         both = " and ".join(f"{key} = {value}" for key, value in values.items())
@@ -179,13 +129,11 @@ def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
 def _read_pad(raw: Mapping[str, Any], family: Family, sizes: Mapping[str, int]) -> int | None:
     """The padding index of the token table (and RoBERTa's position table), checked as torch would."""
     pad = raw.get("pad_token_id", family.pad_token_id)
-    if pad is None:
+    if pad is None or not family.padded:
         return None
     pad = _read_int("pad_token_id", pad)
-    tables = [("vocab_size", sizes["V"])]
-    if family.model_type == "roberta":  # RoBERTa pads its position table too, and numbers positions from pad + 1
-        tables.append(("max_position_embeddings", sizes["P"]))
-    for key, rows in tables:
+    keys = {size.symbol: size.key for size in family.sizes}
+    for key, rows in ((keys[symbol], sizes[symbol]) for symbol in family.padded):
         if not -rows <= pad < rows:
             raise ConfigError("pad_token_id", f"{pad} is not a row of the table of {key} = {rows}")
     return pad
@@ -201,6 +149,7 @@ def _read_flag(raw: Mapping[str, Any], flag: Flag) -> bool:
 
 
 def _divides(raw_key: str, whole_key: str, part: int, whole: int, what: str) -> None:
+    """Raise a :class:`ConfigError` naming ``raw_key`` unless ``part`` divides ``whole`` (families use it too)."""
     if whole % part:
         raise ConfigError(raw_key, f"{what}: {whole_key} = {whole} is not divisible by {raw_key} = {part}")
 
@@ -213,15 +162,16 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
     if not isinstance(raw, dict):
         raise ConfigError("config", f"must be a JSON object, got a JSON {type(raw).__name__}")
     model_type = raw.get("model_type")
+    from .families import FAMILIES, SUPPORTED
+
     if model_type is None:
         raise ConfigError("model_type", f"is missing; supported: {', '.join(SUPPORTED)}")
     if model_type not in FAMILIES:
         raise ConfigError("model_type", f"{json.dumps(model_type)} is not supported; supported: {', '.join(SUPPORTED)}")
     family = FAMILIES[model_type]
-    for key, expected in family.refused.items():
+    for key, (expected, why) in family.refused.items():
         if key in raw and raw[key] is not None and raw[key] != expected:
-            raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): "
-                                   f"{_REFUSED_WHY[key]}")
+            raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): {why}")
     sizes: dict[str, int] = {}
     for size in family.sizes:
         value = _read_size(raw, size)
@@ -230,15 +180,16 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
     flags = {flag.key: _read_flag(raw, flag) for flag in family.flags}
     keys = {size.symbol: size.key for size in family.sizes}
 
-    if model_type == "gpt2":
-        sizes.setdefault("I", 4 * sizes["H"])
-    if model_type == "llama":
-        sizes.setdefault("A_kv", sizes["A"])
-        _divides(keys["A_kv"], keys["A"], sizes["A_kv"], sizes["A"], "grouped-query attention shares each key/value head among a whole number of query heads")
-    # transformers refuses a hidden size the heads do not divide, for every family (even with head_dim)
-    _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
+    if family.derive is not None:  # derived sizes (I = 4H, A_kv = A) and the family's own checks
+        family.derive(sizes, keys)
+    if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
+        family.read(raw, sizes, flags)
+    # transformers refuses a hidden size the heads do not divide (even with head_dim), except Gemma (never) and the
+    # families whose projections are A·d_k wide whatever H is, once head_dim is given (Qwen2, Qwen3, Phi-3)
+    if family.heads_divide_hidden and (family.heads_split_hidden or "d_k" not in sizes):
+        _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
-    pad = _read_pad(raw, family, sizes) if model_type != "gpt2" else None  # GPT-2's tables have no padding row
+    pad = _read_pad(raw, family, sizes)
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad)
 
 

@@ -6,28 +6,38 @@ Introduced in ``00_overview``; this is what ``python -m helpers count`` prints.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable
 
 from .config import ModelConfig
-from .params import Param, evaluate, group_counts, group_formulas, param_table, render, total
+from .params import Layout, Param, evaluate, group_formulas, param_layout, render, total
 from .report import fmt_int, fmt_share, table
 
 
 @dataclass(frozen=True)
 class Count:
-    """A model's parameter table with its per-component and total counts."""
+    """A model's tensors with its per-component and total counts.
+
+    The counts come from the compact :attr:`layout` (each layer of a stack counted once and multiplied);
+    :attr:`params` lists every tensor, built on first use.
+    """
 
     config: ModelConfig
-    params: tuple[Param, ...]
+    layout: Layout
+
+    @cached_property
+    def params(self) -> tuple[Param, ...]:
+        """Every tensor under its checkpoint name (as :func:`helpers.params.param_table`)."""
+        return tuple(self.layout.expand())
 
     @property
     def total(self) -> int:
-        return total(self.params)
+        return self.layout.total
 
     @property
     def groups(self) -> dict[str, int]:
         """Count per component, in the order of :attr:`formulas` (embeddings first)."""
-        counts = group_counts(self.params)
+        counts = self.layout.group_counts()
         return {group: counts[group] for group in self.formulas if group in counts}
 
     @property
@@ -41,8 +51,8 @@ def count_model(config: ModelConfig) -> Count:
     Introduced in ``00_overview``. Raises ``AssertionError`` if a formula and the table disagree
     (an engine bug, never a user error).
     """
-    result = Count(config, tuple(param_table(config)))
-    groups = group_counts(result.params)
+    result = Count(config, param_layout(config))
+    groups = result.layout.group_counts()
     formulas = result.formulas
     assert set(formulas) == set(groups), (list(formulas), list(groups))
     for group, formula in formulas.items():

@@ -27,7 +27,8 @@ def embedding_share(config: ModelConfig, V: int | None = None) -> float:
 
 
 # the tables of an embedding layer, recognised by the formula the engine gives each row
-TABLE_OF_FORMULA = {"V*H": "token", "P*H": "position", "T*H": "segment"}
+TABLE_OF_FORMULA = {"V*H": "token", "P*H": "position", "T*H": "segment",
+                    "V*E": "token", "P*E": "position", "T*E": "segment"}  # E: ELECTRA's and ALBERT's factorised width
 TABLE_KINDS = ("token", "position", "segment", "layer norm")
 _LAYER_INDEX = re.compile(r"\.\d+\.")
 

@@ -26,45 +26,15 @@ from dataclasses import dataclass
 
 from .config import ModelConfig
 from .params import (
-    ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, POOLER, Param, evaluate, param_table, render, total,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, FEED_FORWARD, LM_HEAD, NORM, POOLER, TABLE,
+    Param, evaluate, param_layout, param_table, render, total,
 )
 from .report import fmt_int, fmt_share, table
-
-ATTENTION_PROJECTIONS = "attention projections"
-ATTENTION_SCORES = "attention scores/values"
 
 # the component a weight matrix of each parameter group is counted under
 _MATMUL_GROUPS = {ATTENTION: ATTENTION_PROJECTIONS, FEED_FORWARD: FEED_FORWARD, POOLER: POOLER, LM_HEAD: LM_HEAD}
 
-# per family: component -> formula over the config's symbols and B (batch), S (sequence length)
-_BERT = {
-    EMBEDDINGS: "0",
-    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
-    ATTENTION_SCORES: "4*L*B*S**2*H",
-    FEED_FORWARD: "4*L*B*S*H*I",
-    LAYER_NORM: "0",
-    POOLER: "2*B*H**2",
-}
-_GPT2 = {
-    EMBEDDINGS: "0",
-    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
-    ATTENTION_SCORES: "4*L*B*S**2*H",
-    FEED_FORWARD: "4*L*B*S*H*I",
-    LAYER_NORM: "0",
-    LM_HEAD: "2*B*S*V*H",
-}
-_LLAMA = {
-    EMBEDDINGS: "0",
-    ATTENTION_PROJECTIONS: "4*L*B*S*H*d_k*(A + A_kv)",
-    ATTENTION_SCORES: "4*L*B*S**2*A*d_k",
-    FEED_FORWARD: "6*L*B*S*H*I",
-    LAYER_NORM: "0",
-    LM_HEAD: "2*B*S*V*H",
-}
-_FORMULAS = {"bert": _BERT, "roberta": _BERT, "gpt2": _GPT2, "llama": _LLAMA}
-
-# the token table an LM head reuses when ``tie_word_embeddings`` is set
-_TIED_TABLE = {"gpt2": "transformer.wte.weight", "llama": "model.embed_tokens.weight"}
+# each family's FLOP formulas (component -> formula over the config's symbols, B and S) are in helpers.families
 
 
 @dataclass(frozen=True)
@@ -119,23 +89,20 @@ def tied_table(config: ModelConfig) -> str | None:
 
     Introduced in ``08_flops_and_memory``.
     """
-    if config.model_type in _TIED_TABLE and config.flags.get("tie_word_embeddings"):
-        return _TIED_TABLE[config.model_type]
+    for p, _ in param_layout(config).rows():
+        if p.kind == TABLE and p.tokens:  # a table that multiplies: the LM head, tied to it
+            return p.name
     return None
 
 
 def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -> int:
     """How many tokens a parameter tensor multiplies in a forward pass (0: not a matmul weight).
 
-    Introduced in ``08_flops_and_memory``. Weight matrices (2-D, outside the embeddings) see all
-    ``B·S`` tokens, the pooler only the ``B`` [CLS] tokens; a tied token table is also the LM head.
-    Biases and norm gains (1-D) and embedding lookups are 0.
+    Introduced in ``08_flops_and_memory``. Read from the tensor's ``tokens``, which its family's builder
+    sets: weight matrices see all ``B·S`` tokens, BERT's pooler only the ``B`` [CLS] tokens; a tied token
+    table is also the LM head. Biases and norm gains and embedding lookups are 0.
     """
-    if len(param.shape) != 2:
-        return 0
-    if param.group == EMBEDDINGS:
-        return batch * seq_len if param.name == tied_table(config) else 0
-    return batch if param.group == POOLER else batch * seq_len
+    return evaluate(param.tokens, config, B=batch, S=seq_len) if param.tokens else 0
 
 
 def flop_formulas(config: ModelConfig) -> dict[str, str]:
@@ -143,17 +110,20 @@ def flop_formulas(config: ModelConfig) -> dict[str, str]:
 
     Introduced in ``08_flops_and_memory``.
     """
-    return dict(_FORMULAS[config.model_type])
+    return config.family.flops(config)
 
 
 def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]:
-    """Forward FLOPs of every parameterised component, summed tensor by tensor: 2·tokens·in·out."""
+    """Forward FLOPs of every parameterised component, summed tensor by tensor: 2·tokens·in·out.
+
+    A layer of a stack is counted once and multiplied by the number of layers.
+    """
     counted: dict[str, int] = {}
-    for p in param_table(config):
+    for p, repeat in param_layout(config).rows():
         tokens = matmul_tokens(p, config, batch, seq_len)
-        component = LM_HEAD if p.group == EMBEDDINGS else _MATMUL_GROUPS.get(p.group, p.group)
+        component = LM_HEAD if p.kind == TABLE else _MATMUL_GROUPS.get(p.group, p.group)
         if tokens:
-            counted[component] = counted.get(component, 0) + 2 * tokens * p.count
+            counted[component] = counted.get(component, 0) + repeat * 2 * tokens * p.count
     return counted
 
 
@@ -188,7 +158,7 @@ def six_n_d(config: ModelConfig, batch: int, seq_len: int, parameters: int | Non
     (Chinchilla, Appendix F) count it, unless ``parameters`` gives another N (e.g. Kaplan et al. 2020's
     :func:`non_embedding_parameters`).
     """
-    N = total(param_table(config)) if parameters is None else parameters
+    N = param_layout(config).total if parameters is None else parameters
     return 6 * N * batch * seq_len
 
 
@@ -200,10 +170,10 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     uses per token; negative terms: matmuls without parameters, which 6·N·D does not see.
     """
     c, B, D = flops.config, flops.batch, flops.tokens
-    params = param_table(c)
-    lookups = sum((p.count for p in params if p.group == EMBEDDINGS and not matmul_tokens(p, c, B, flops.seq_len)), 0)
-    elementwise = sum((p.count for p in params if len(p.shape) == 1), 0)
-    pooler = sum((p.count for p in params if p.group == POOLER and len(p.shape) == 2), 0)
+    rows = list(param_layout(c).rows())
+    lookups = sum((n * p.count for p, n in rows if p.kind == TABLE and not matmul_tokens(p, c, B, flops.seq_len)), 0)
+    elementwise = sum((n * p.count for p, n in rows if p.kind in (BIAS, NORM)), 0)
+    pooler = sum((n * p.count for p, n in rows if p.group == POOLER and p.tokens), 0)
     parts = flops.by_component()
     gap = {
         "embedding tables (lookups, no matmul)": 6 * D * lookups,
@@ -226,7 +196,7 @@ def non_embedding_parameters(config: ModelConfig) -> int:
     BERT's pooler are kept. Hoffmann et al. 2022 (Chinchilla, Appendix F) count every parameter instead
     (:func:`six_n_d`'s N). An untied output matrix (LLaMA's ``lm_head``) is a vocabulary table too.
     """
-    return total(p for p in param_table(config) if p.group not in (EMBEDDINGS, LM_HEAD))
+    return sum((n * p.count for p, n in param_layout(config).rows() if p.group not in (EMBEDDINGS, LM_HEAD)), 0)
 
 
 def matmul_parameters(config: ModelConfig) -> int:
@@ -236,9 +206,7 @@ def matmul_parameters(config: ModelConfig) -> int:
     gains (1-D) and BERT's pooler (which multiplies only the [CLS] token) are left out. Read as PaLM's N, it
     makes ``(6N + 12·L·A·d_k·S)·B·S`` equal the counted training FLOPs (see :func:`palm_training_flops`).
     """
-    head = tied_table(config)
-    return total(p for p in param_table(config)
-                 if len(p.shape) == 2 and p.group != POOLER and (p.group != EMBEDDINGS or p.name == head))
+    return sum((n * p.count for p, n in param_layout(config).rows() if p.tokens == "B*S"), 0)
 
 
 PALM_PER_TOKEN = "6*N + 12*L*A*d_k*S"  # Chowdhery et al. 2022, Appendix B: 6N + 12·L·H·Q·T (H heads of size Q)
@@ -269,7 +237,7 @@ def causal_scores_flops(config: ModelConfig, batch: int, seq_len: int) -> int:
     kernels (FlashAttention, xformers) skip the masked blocks, tile by tile, so they compute between the two.
     An encoder attends both ways: BERT and RoBERTa are refused.
     """
-    if config.model_type in ("bert", "roberta"):
+    if not config.family.is_decoder:
         raise ValueError(f"{config.name}: an encoder attends to every position, there is no causal triangle")
     return evaluate(CAUSAL_SCORES, config, B=batch, S=seq_len)
 
@@ -291,11 +259,7 @@ def max_seq_len(config: ModelConfig) -> int | None:
     Introduced in ``08_flops_and_memory``. RoBERTa numbers positions from ``pad_token_id + 1``
     (2 with transformers' default ``pad_token_id = 1``), so it runs at most ``P − pad_token_id − 1`` tokens.
     """
-    if config.model_type == "llama":
-        return None
-    if config.model_type == "roberta":
-        return config["P"] - (config.pad_token_id or 0) - 1
-    return config["P"]
+    return config.family.positions(config)
 
 
 # --- output ---------------------------------------------------------------------------------------
@@ -318,7 +282,7 @@ def six_n_d_breakdown(flops: Flops) -> str:
     Introduced in ``08_flops_and_memory``.
     """
     c = flops.config
-    N, D = total(param_table(c)), flops.tokens
+    N, D = param_layout(c).total, flops.tokens
     rule = six_n_d(c, flops.batch, flops.seq_len)
     rows = [
         ("training (counted: forward + backward)", fmt_int(flops.training)),
@@ -348,7 +312,7 @@ def to_json(flops: Flops) -> dict[str, object]:
             for line in flops.lines
         ],
         "six_n_d": {
-            "parameters": total(param_table(c)),
+            "parameters": param_layout(c).total,
             "tokens": flops.tokens,
             "flops": six_n_d(c, flops.batch, flops.seq_len),
             "minus_training_flops": six_n_d_gap(flops),

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .config import ModelConfig
-from .params import EMBEDDINGS, LM_HEAD, evaluate, param_table, render, total
+from .params import EMBEDDINGS, LM_HEAD, evaluate, param_layout, param_table, render, total
 from .report import fmt_int, table
 
 # bits per stored value
@@ -66,8 +66,7 @@ TRAINING_STATE: dict[str, dict[str, str]] = {
 ADAMW_AUTOCAST = "AdamW under torch.autocast"
 RECIPES: dict[str, dict[str, str]] = {**TRAINING_STATE, ADAMW_AUTOCAST: dict(TRAINING_STATE[ADAMW_FP32])}
 
-# values held in the KV cache (times bytes per value b); None: an encoder keeps no cache
-_KV_VALUES = {"bert": None, "roberta": None, "gpt2": "2*L*A*d_k*S*B", "llama": "2*L*A_kv*d_k*S*B"}
+# the values each family holds in its KV cache (times bytes per value b) are in helpers.families
 
 ACTIVATIONS_PER_LAYER = "34*S*B*H + 5*A*S**2*B"  # = S·B·H·(34 + 5·A·S/H), Korthikanti et al. 2022
 ACTIVATIONS_SOURCE = "Korthikanti et al. 2022, eq. 1: 16-bit, no recomputation, no parallelism"
@@ -97,7 +96,7 @@ def parameter_tensors(config: ModelConfig) -> int:
 
     Introduced in ``08_flops_and_memory``.
     """
-    return len(param_table(config))
+    return param_layout(config).tensors
 
 
 def weight_bytes(config: ModelConfig, dtype: str) -> int:
@@ -105,7 +104,7 @@ def weight_bytes(config: ModelConfig, dtype: str) -> int:
 
     Introduced in ``08_flops_and_memory``.
     """
-    return _bytes(total(param_table(config)), dtype)
+    return _bytes(param_layout(config).total, dtype)
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,8 @@ def training_state(config: ModelConfig, recipe: str = ADAMW_MIXED) -> list[Memor
     ``torch.autocast`` training keeps: fp32 weights, gradients and moments, the same bytes as ``ADAMW_FP32``
     (the 16-bit copies it makes per operation are transient).
     """
-    sizes = {"N": total(param_table(config)), "N_t": parameter_tensors(config)}
+    layout = param_layout(config)
+    sizes = {"N": layout.total, "N_t": layout.tensors}
     return [MemoryPart(name, formula, evaluate(formula, config, **sizes))
             for name, formula in RECIPES[recipe].items()]
 
@@ -136,13 +136,15 @@ def kv_cache_formula(config: ModelConfig) -> str | None:
 
     Introduced in ``08_flops_and_memory``.
     """
-    return _KV_VALUES[config.model_type]
+    kv_cache = config.family.kv_cache
+    return None if kv_cache is None else kv_cache(config)
 
 
 def kv_cache_bytes(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp16") -> int | None:
     """Bytes of the keys and values a decoder keeps for ``batch`` sequences of ``seq_len`` tokens.
 
-    ``2 · L · A_kv · d_k · S · B · bytes per value``; None for BERT and RoBERTa (encoders: no cache).
+    ``2 · L · A_kv · d_k · S · B · bytes per value`` (a sliding window caps S: Mistral keeps ``min(S, W − 1)``
+    positions); None for BERT and RoBERTa (encoders: no cache).
     Introduced in ``08_flops_and_memory``.
     """
     formula = kv_cache_formula(config)
@@ -198,12 +200,12 @@ def quantized_weight_bytes(config: ModelConfig, bits: int = 4, group_size: int =
     ``keep_bits``. Rounded up to whole bytes.
     """
     stored = 0  # bits
-    for p in param_table(config):
+    for p, n in param_layout(config).rows():
         if len(p.shape) == 2 and p.group not in keep:
             groups = -(-p.count // group_size)
-            stored += p.count * bits + groups * (scale_bits + zero_bits)
+            stored += n * (p.count * bits + groups * (scale_bits + zero_bits))
         else:
-            stored += p.count * keep_bits
+            stored += n * p.count * keep_bits
     return -(-stored // 8)
 
 
@@ -218,7 +220,7 @@ class Memory:
 
     @property
     def parameters(self) -> int:
-        return total(param_table(self.config))
+        return param_layout(self.config).total
 
     def weights(self) -> dict[str, int]:
         """Bytes of the weights in every dtype."""

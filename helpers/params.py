@@ -11,8 +11,8 @@ the counted tensors, and are shown to people as ``L·(4H² + 4H)`` (:func:`rende
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -27,6 +27,16 @@ LM_HEAD = "lm head"
 MLM_HEAD = "MLM head"
 NSP_HEAD = "NSP head"
 CLASSIFIER = "classifier"
+# the FLOPs components that are not parameter components (see helpers.flops)
+ATTENTION_PROJECTIONS = "attention projections"
+ATTENTION_SCORES = "attention scores/values"
+
+# what a tensor is, as the builder that made it says (never guessed from its name)
+TABLE = "table"  # an embedding table: a lookup (a matmul only where it is also a tied LM head)
+MATRIX = "matrix"  # the weight of a linear layer
+BIAS = "bias"  # the bias vector of a linear layer
+NORM = "norm"  # a LayerNorm / RMSNorm gain γ or shift β
+KINDS = (TABLE, MATRIX, BIAS, NORM)
 
 
 def numel(shape: Iterable[int]) -> int:
@@ -39,12 +49,20 @@ def numel(shape: Iterable[int]) -> int:
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter tensor as the Hugging Face checkpoint stores it."""
+    """One parameter tensor as the Hugging Face checkpoint stores it.
+
+    ``kind`` is what the tensor is (:data:`TABLE`, :data:`MATRIX`, :data:`BIAS`, :data:`NORM`), set by the
+    family's builder; ``tokens`` is how many tokens it multiplies in a forward pass, as a formula over ``B``
+    and ``S`` (``"B*S"``: every token; ``"B"``: BERT's pooler, on the [CLS] token only; ``""``: no matmul,
+    e.g. a bias, a norm gain, an embedding lookup; a token table tied to the LM head has ``"B*S"``).
+    """
 
     name: str
     shape: tuple[int, ...]
     group: str
     formula: str
+    kind: str = ""
+    tokens: str = ""
 
     @property
     def count(self) -> int:
@@ -56,14 +74,111 @@ class Param:
         match = re.search(r"\.(\d+)\.", self.name)
         return int(match.group(1)) if match else None
 
+    @classmethod
+    def table(cls, name: str, shape: tuple[int, ...], group: str, formula: str, tokens: str = "") -> Param:
+        """An embedding table (a lookup; ``tokens="B*S"`` where it is also the tied LM head)."""
+        return cls(name, tuple(int(n) for n in shape), group, formula, TABLE, tokens)
+
+    @classmethod
+    def matrix(cls, name: str, shape: tuple[int, ...], group: str, formula: str, tokens: str = "B*S") -> Param:
+        """A linear layer's weight, multiplying ``tokens`` tokens (all ``B·S`` unless told)."""
+        return cls(name, tuple(int(n) for n in shape), group, formula, MATRIX, tokens)
+
+    @classmethod
+    def bias(cls, name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
+        """A linear layer's bias vector (added, no matmul)."""
+        return cls(name, tuple(int(n) for n in shape), group, formula, BIAS)
+
+    @classmethod
+    def norm(cls, name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
+        """A LayerNorm or RMSNorm vector (γ or β: elementwise, no matmul)."""
+        return cls(name, tuple(int(n) for n in shape), group, formula, NORM)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Tensors listed once, or a stack of identical layers described once and repeated.
+
+    For a stack, ``prefix`` holds ``{i}`` where the layer index goes (``"encoder.layer.{i}."``) and the
+    tensors' names are relative to it; ``layers`` is the range of indices. Outside a stack, ``layers`` is
+    None and the names are whole.
+    """
+
+    prefix: str
+    params: tuple[Param, ...]
+    layers: range | None = None
+
+    @property
+    def repeat(self) -> int:
+        """How many times the block's tensors occur in the model."""
+        return 1 if self.layers is None else len(self.layers)
+
+    @staticmethod
+    def once(*params: Param) -> Block:
+        """Tensors that occur once (embeddings, final norm, pooler, head), under their whole names."""
+        return Block("", tuple(params))
+
+    @staticmethod
+    def stack(prefix: str, params: Iterable[Param], layers: int) -> Block:
+        """``layers`` identical layers named ``prefix.format(i=0)``, ``prefix.format(i=1)`` ..."""
+        return Block(prefix, tuple(params), range(layers))
+
+    def expand(self) -> list[Param]:
+        """Every tensor of the block under its checkpoint name (a stack: layer after layer)."""
+        if self.layers is None:
+            return list(self.params)
+        rows = []
+        for i in self.layers:
+            head = self.prefix.format(i=i)
+            rows += [Param(head + p.name, p.shape, p.group, p.formula, p.kind, p.tokens) for p in self.params]
+        return rows
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A model's tensors in compact form: a few blocks, each layer of a stack built once.
+
+    What counting, FLOPs and memory read: their cost does not grow with the number of layers.
+    :meth:`expand` (what :func:`param_table` returns) lists every tensor.
+    """
+
+    blocks: tuple[Block, ...]
+
+    def rows(self) -> Iterator[tuple[Param, int]]:
+        """Each distinct tensor with the number of times it occurs."""
+        for block in self.blocks:
+            for p in block.params:
+                yield p, block.repeat
+
+    @property
+    def total(self) -> int:
+        """Every parameter, exact."""
+        return sum((repeat * p.count for p, repeat in self.rows()), 0)
+
+    @property
+    def tensors(self) -> int:
+        """N_t: the number of parameter tensors (a tied weight once)."""
+        return sum((block.repeat * len(block.params) for block in self.blocks), 0)
+
+    def group_counts(self) -> dict[str, int]:
+        """Count per component, in the order components first appear (as :func:`group_counts`)."""
+        counts: dict[str, int] = {}
+        for p, repeat in self.rows():
+            counts[p.group] = counts.get(p.group, 0) + repeat * p.count
+        return counts
+
+    def expand(self) -> list[Param]:
+        """Every tensor in checkpoint order, a stack expanded layer by layer."""
+        return [p for block in self.blocks for p in block.expand()]
+
 
 def evaluate(formula: str, config: ModelConfig, **extra: int) -> int:
     """The value of a formula for a configuration (and any extra symbols), in exact integers.
 
-    Introduced in ``01_embeddings``.
+    Introduced in ``01_embeddings``. ``min`` and ``max`` may appear (a sliding window's cache).
     """
     names = {**config.sizes, **extra}
-    return int(eval(compile(formula, "<formula>", "eval"), {"__builtins__": {}}, names))
+    return int(eval(compile(formula, "<formula>", "eval"), {"__builtins__": {}, "min": min, "max": max}, names))
 
 
 def render(formula: str) -> str:
@@ -76,150 +191,12 @@ def render(formula: str) -> str:
     return text.replace("*", "·")
 
 
-def _p(name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
-    return Param(name, tuple(int(n) for n in shape), group, formula)
+def param_layout(config: ModelConfig) -> Layout:
+    """The model's tensors in compact form (its family's layout): what the counts are computed from.
 
-
-# --- BERT and RoBERTa (BertModel / RobertaModel, pooler included) ---------------------------------
-
-def _bert_layer(prefix: str, c: ModelConfig) -> list[Param]:
-    H, I = c["H"], c["I"]
-    rows = []
-    for proj in ("query", "key", "value"):
-        rows += [_p(f"{prefix}attention.self.{proj}.weight", (H, H), ATTENTION, "H**2"),
-                 _p(f"{prefix}attention.self.{proj}.bias", (H,), ATTENTION, "H")]
-    rows += [
-        _p(f"{prefix}attention.output.dense.weight", (H, H), ATTENTION, "H**2"),
-        _p(f"{prefix}attention.output.dense.bias", (H,), ATTENTION, "H"),
-        _p(f"{prefix}attention.output.LayerNorm.weight", (H,), LAYER_NORM, "H"),
-        _p(f"{prefix}attention.output.LayerNorm.bias", (H,), LAYER_NORM, "H"),
-        _p(f"{prefix}intermediate.dense.weight", (I, H), FEED_FORWARD, "I*H"),
-        _p(f"{prefix}intermediate.dense.bias", (I,), FEED_FORWARD, "I"),
-        _p(f"{prefix}output.dense.weight", (H, I), FEED_FORWARD, "H*I"),
-        _p(f"{prefix}output.dense.bias", (H,), FEED_FORWARD, "H"),
-        _p(f"{prefix}output.LayerNorm.weight", (H,), LAYER_NORM, "H"),
-        _p(f"{prefix}output.LayerNorm.bias", (H,), LAYER_NORM, "H"),
-    ]
-    return rows
-
-
-def _bert(c: ModelConfig) -> list[Param]:
-    V, P, T, H = c["V"], c["P"], c["T"], c["H"]
-    word = _p("embeddings.word_embeddings.weight", (V, H), EMBEDDINGS, "V*H")
-    position = _p("embeddings.position_embeddings.weight", (P, H), EMBEDDINGS, "P*H")
-    token_type = _p("embeddings.token_type_embeddings.weight", (T, H), EMBEDDINGS, "T*H")
-    norm = [_p("embeddings.LayerNorm.weight", (H,), LAYER_NORM, "H"), _p("embeddings.LayerNorm.bias", (H,), LAYER_NORM, "H")]
-    # the same tensors; RobertaEmbeddings registers its position table last
-    rows = [word, token_type, *norm, position] if c.model_type == "roberta" else [word, position, token_type, *norm]
-    for i in range(c["L"]):
-        rows += _bert_layer(f"encoder.layer.{i}.", c)
-    rows += [_p("pooler.dense.weight", (H, H), POOLER, "H**2"), _p("pooler.dense.bias", (H,), POOLER, "H")]
-    return rows
-
-
-_BERT_FORMULAS = {
-    EMBEDDINGS: "(V + P + T)*H",
-    ATTENTION: "L*(4*H**2 + 4*H)",
-    FEED_FORWARD: "L*(2*H*I + I + H)",
-    LAYER_NORM: "2*H + 4*L*H",
-    POOLER: "H**2 + H",
-}
-
-
-# --- GPT-2 (GPT2LMHeadModel; Conv1D weights stored [in, out]) -------------------------------------
-
-def _gpt2(c: ModelConfig) -> list[Param]:
-    V, P, H, I = c["V"], c["P"], c["H"], c["I"]
-    rows = [_p("transformer.wte.weight", (V, H), EMBEDDINGS, "V*H"),
-            _p("transformer.wpe.weight", (P, H), EMBEDDINGS, "P*H")]
-    for i in range(c["L"]):
-        b = f"transformer.h.{i}."
-        rows += [
-            _p(f"{b}ln_1.weight", (H,), LAYER_NORM, "H"),
-            _p(f"{b}ln_1.bias", (H,), LAYER_NORM, "H"),
-            _p(f"{b}attn.c_attn.weight", (H, 3 * H), ATTENTION, "3*H**2"),
-            _p(f"{b}attn.c_attn.bias", (3 * H,), ATTENTION, "3*H"),
-            _p(f"{b}attn.c_proj.weight", (H, H), ATTENTION, "H**2"),
-            _p(f"{b}attn.c_proj.bias", (H,), ATTENTION, "H"),
-            _p(f"{b}ln_2.weight", (H,), LAYER_NORM, "H"),
-            _p(f"{b}ln_2.bias", (H,), LAYER_NORM, "H"),
-            _p(f"{b}mlp.c_fc.weight", (H, I), FEED_FORWARD, "H*I"),
-            _p(f"{b}mlp.c_fc.bias", (I,), FEED_FORWARD, "I"),
-            _p(f"{b}mlp.c_proj.weight", (I, H), FEED_FORWARD, "I*H"),
-            _p(f"{b}mlp.c_proj.bias", (H,), FEED_FORWARD, "H"),
-        ]
-    rows += [_p("transformer.ln_f.weight", (H,), LAYER_NORM, "H"), _p("transformer.ln_f.bias", (H,), LAYER_NORM, "H")]
-    if not c.flags["tie_word_embeddings"]:
-        rows.append(_p("lm_head.weight", (V, H), LM_HEAD, "V*H"))
-    return rows
-
-
-def _gpt2_formulas(c: ModelConfig) -> dict[str, str]:
-    formulas = {
-        EMBEDDINGS: "(V + P)*H",
-        ATTENTION: "L*(4*H**2 + 4*H)",
-        FEED_FORWARD: "L*(2*H*I + I + H)",
-        LAYER_NORM: "4*L*H + 2*H",
-    }
-    if not c.flags["tie_word_embeddings"]:
-        formulas[LM_HEAD] = "V*H"
-    return formulas
-
-
-# --- LLaMA family (LlamaForCausalLM: RMSNorm, SwiGLU, rotary positions, GQA) ---------------------
-
-def _llama(c: ModelConfig) -> list[Param]:
-    V, H, I, A, A_kv, d_k = c["V"], c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
-    attention_bias, mlp_bias = c.flags["attention_bias"], c.flags["mlp_bias"]
-    rows = [_p("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H")]
-    for i in range(c["L"]):
-        b = f"model.layers.{i}."
-        for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
-            rows.append(_p(f"{b}self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
-            if attention_bias:
-                rows.append(_p(f"{b}self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
-        rows.append(_p(f"{b}self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
-        if attention_bias:
-            rows.append(_p(f"{b}self_attn.o_proj.bias", (H,), ATTENTION, "H"))
-        for proj, shape, formula, bias, bias_formula in (
-            ("gate_proj", (I, H), "I*H", I, "I"),
-            ("up_proj", (I, H), "I*H", I, "I"),
-            ("down_proj", (H, I), "H*I", H, "H"),
-        ):
-            rows.append(_p(f"{b}mlp.{proj}.weight", shape, FEED_FORWARD, formula))
-            if mlp_bias:
-                rows.append(_p(f"{b}mlp.{proj}.bias", (bias,), FEED_FORWARD, bias_formula))
-        rows += [_p(f"{b}input_layernorm.weight", (H,), LAYER_NORM, "H"),
-                 _p(f"{b}post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
-    rows.append(_p("model.norm.weight", (H,), LAYER_NORM, "H"))
-    if not c.flags["tie_word_embeddings"]:
-        rows.append(_p("lm_head.weight", (V, H), LM_HEAD, "V*H"))
-    return rows
-
-
-def _llama_formulas(c: ModelConfig) -> dict[str, str]:
-    attention = "2*A*d_k*H + 2*A_kv*d_k*H"
-    if c.flags["attention_bias"]:
-        attention += " + A*d_k + 2*A_kv*d_k + H"
-    feed_forward = "3*H*I" + (" + 2*I + H" if c.flags["mlp_bias"] else "")
-    formulas = {
-        EMBEDDINGS: "V*H",
-        ATTENTION: f"L*({attention})",
-        FEED_FORWARD: f"L*({feed_forward})",
-        LAYER_NORM: "(2*L + 1)*H",
-    }
-    if not c.flags["tie_word_embeddings"]:
-        formulas[LM_HEAD] = "V*H"
-    return formulas
-
-
-_TABLES = {"bert": _bert, "roberta": _bert, "gpt2": _gpt2, "llama": _llama}
-_FORMULAS = {
-    "bert": lambda c: dict(_BERT_FORMULAS),
-    "roberta": lambda c: dict(_BERT_FORMULAS),
-    "gpt2": _gpt2_formulas,
-    "llama": _llama_formulas,
-}
+    Introduced in ``00_overview``. ``param_layout(c).expand() == param_table(c)``.
+    """
+    return config.family.layout(config)
 
 
 def param_table(config: ModelConfig) -> list[Param]:
@@ -227,7 +204,7 @@ def param_table(config: ModelConfig) -> list[Param]:
 
     Introduced in ``00_overview``.
     """
-    return _TABLES[config.model_type](config)
+    return param_layout(config).expand()
 
 
 def group_formulas(config: ModelConfig) -> dict[str, str]:
@@ -235,7 +212,7 @@ def group_formulas(config: ModelConfig) -> dict[str, str]:
 
     Introduced in ``01_embeddings``.
     """
-    return _FORMULAS[config.model_type](config)
+    return config.family.formulas(config)
 
 
 def total(params: Iterable[Param]) -> int:
@@ -264,23 +241,23 @@ def under(params: Iterable[Param], prefix: str) -> list[Param]:
     a component built alone (``build_component(BertEmbeddings, c)``) gives its parameters, so the
     two can be compared with ``torch_ref.matches``. Introduced in ``01_embeddings``. Used again in 02 and 03.
     """
-    return [Param(p.name[len(prefix):], p.shape, p.group, p.formula) for p in params if p.name.startswith(prefix)]
+    return [replace(p, name=p.name[len(prefix):]) for p in params if p.name.startswith(prefix)]
 
 
 def is_norm(param: Param) -> bool:
-    """True for a LayerNorm/RMSNorm tensor (γ or β), whatever component the engine files it under.
+    """True for a LayerNorm/RMSNorm tensor (γ or β), whatever component the engine files it under (its kind :data:`NORM`).
 
     What :func:`linear_biases` leaves out (a norm's β is no linear bias). Introduced in ``02_multi_head_attention``.
     """
-    return re.search(r"(LayerNorm|layernorm|\bln_\w+|\bnorm)\.(weight|bias)$", param.name) is not None
+    return param.kind == NORM
 
 
 def linear_biases(params: Iterable[Param]) -> list[Param]:
-    """The bias vectors of the linear layers (every ``.bias`` that is not a LayerNorm's β).
+    """The bias vectors of the linear layers (tensors of kind :data:`BIAS`; a norm's β is of kind :data:`NORM`).
 
     These are what write-ups 000 and 003 leave out. Introduced in ``00_overview``.
     """
-    return [p for p in params if p.name.endswith("bias") and len(p.shape) == 1 and not is_norm(p)]
+    return [p for p in params if p.kind == BIAS]
 
 
 def select(params: Iterable[Param], group: str | None = None, layer: int | None = None) -> list[Param]:
@@ -300,13 +277,13 @@ def pretraining_heads(config: ModelConfig) -> list[Param]:
     """
     V, H = config["V"], config["H"]
     return [
-        _p("cls.predictions.bias", (V,), MLM_HEAD, "V"),
-        _p("cls.predictions.transform.dense.weight", (H, H), MLM_HEAD, "H**2"),
-        _p("cls.predictions.transform.dense.bias", (H,), MLM_HEAD, "H"),
-        _p("cls.predictions.transform.LayerNorm.weight", (H,), MLM_HEAD, "H"),
-        _p("cls.predictions.transform.LayerNorm.bias", (H,), MLM_HEAD, "H"),
-        _p("cls.seq_relationship.weight", (2, H), NSP_HEAD, "2*H"),
-        _p("cls.seq_relationship.bias", (2,), NSP_HEAD, "2"),
+        Param.bias("cls.predictions.bias", (V,), MLM_HEAD, "V"),  # the bias of the decoder tied to the token table
+        Param.matrix("cls.predictions.transform.dense.weight", (H, H), MLM_HEAD, "H**2"),
+        Param.bias("cls.predictions.transform.dense.bias", (H,), MLM_HEAD, "H"),
+        Param.norm("cls.predictions.transform.LayerNorm.weight", (H,), MLM_HEAD, "H"),
+        Param.norm("cls.predictions.transform.LayerNorm.bias", (H,), MLM_HEAD, "H"),
+        Param.matrix("cls.seq_relationship.weight", (2, H), NSP_HEAD, "2*H", tokens="B"),
+        Param.bias("cls.seq_relationship.bias", (2,), NSP_HEAD, "2"),
     ]
 
 
@@ -316,5 +293,5 @@ def classification_head(config: ModelConfig, num_labels: int) -> list[Param]:
     Introduced in ``05_pooler_and_heads``.
     """
     H = config["H"]
-    return [_p("classifier.weight", (num_labels, H), CLASSIFIER, "C*H"),
-            _p("classifier.bias", (num_labels,), CLASSIFIER, "C")]
+    return [Param.matrix("classifier.weight", (num_labels, H), CLASSIFIER, "C*H", tokens="B"),
+            Param.bias("classifier.bias", (num_labels,), CLASSIFIER, "C")]

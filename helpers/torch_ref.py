@@ -199,17 +199,25 @@ class BertPooler(nn.Module):
 
 
 class BertModel(nn.Module):
-    """Embeddings, L encoder layers, pooler: ``BertModel`` / ``RobertaModel``."""
+    """Embeddings, L encoder layers, pooler: ``BertModel``."""
+
+    embeddings_class: type[BertEmbeddings] = BertEmbeddings
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.embeddings = RobertaEmbeddings(c) if c.model_type == "roberta" else BertEmbeddings(c)
+        self.embeddings = self.embeddings_class(c)
         self.encoder = BertEncoder(c)
         self.pooler = BertPooler(c)
 
     def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         hidden = self.encoder(self.embeddings(input_ids))
         return hidden, self.pooler(hidden)
+
+
+class RobertaModel(BertModel):
+    """``RobertaModel``: BERT's model with RoBERTa's embeddings (the position table registered last)."""
+
+    embeddings_class = RobertaEmbeddings
 
 
 class BertPredictionHeadTransform(nn.Module):
@@ -378,7 +386,7 @@ class LlamaAttention(nn.Module):
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        bias = c.flags["attention_bias"]
+        bias = c.flags.get("attention_bias", False)  # Mistral has no such switch: never a bias
         self.heads, self.kv_heads = c["A"], c["A_kv"]
         self.q_proj = nn.Linear(c["H"], c["A"] * c["d_k"], bias=bias)
         self.k_proj = nn.Linear(c["H"], c["A_kv"] * c["d_k"], bias=bias)
@@ -399,7 +407,7 @@ class LlamaMLP(nn.Module):
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        bias = c.flags["mlp_bias"]
+        bias = c.flags.get("mlp_bias", False)
         self.gate_proj = nn.Linear(c["H"], c["I"], bias=bias)
         self.up_proj = nn.Linear(c["H"], c["I"], bias=bias)
         self.down_proj = nn.Linear(c["I"], c["H"], bias=bias)
@@ -455,21 +463,725 @@ class LlamaForCausalLM(nn.Module):
         return self.lm_head(self.model(input_ids))
 
 
-ARCHITECTURES: dict[str, type[nn.Module]] = {
-    "bert": BertModel,
-    "roberta": BertModel,
-    "gpt2": GPT2LMHeadModel,
-    "llama": LlamaForCausalLM,
-}
+# --- Gemma 2 -------------------------------------------------------------------------------------
+
+class Gemma2DecoderLayer(LlamaDecoderLayer):
+    """LLaMA's layer with each sub-layer sandwiched between two RMSNorms: 4H of norms per layer.
+
+    Introduced in ``07_decoder_llms``. (Gemma stores each gain as an offset from 1; the count is the same.)
+    """
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.pre_feedforward_layernorm = RMSNorm(c["H"])
+        self.post_feedforward_layernorm = RMSNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.post_attention_layernorm(self.self_attn(self.input_layernorm(x), cos, sin))
+        return x + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(x)))
+
+
+class Gemma2Model(LlamaModel):
+    """``model.``: embed_tokens V×H, L sandwiched layers, final RMSNorm (eager attention: the window masks, no FLOP saved)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(Gemma2DecoderLayer(c) for _ in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class Gemma2ForCausalLM(LlamaForCausalLM):
+    """Gemma 2 with its LM head, tied to the token table unless the config unties it."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.model = Gemma2Model(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+
+# --- GPT-NeoX / Pythia ----------------------------------------------------------------------------
+
+class GPTNeoXAttention(nn.Module):
+    """Fused ``query_key_value`` (3H × H, each head's q, k, v side by side) and ``dense`` (H × H), biases by default.
+
+    Rotary angles on the first quarter of each head (Pythia's ``rotary_pct`` 0.25), the rest passed through:
+    elementwise, no parameter, no FLOP.
+    """
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        bias = c.flags["attention_bias"]
+        self.heads, self.d_k = c["A"], c["d_k"]
+        self.rotary = 2 * (self.d_k // 8)  # int(d_k · 0.25), even
+        self.query_key_value = nn.Linear(c["H"], 3 * c["H"], bias=bias)
+        self.dense = nn.Linear(c["H"], c["H"], bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = _heads(self.query_key_value(x), self.heads).chunk(3, dim=-1)
+        if self.rotary:
+            cos, sin = rotary_angles(self.rotary, x.shape[1], x.device, x.dtype)
+            q, k = (torch.cat((_rotate(t[..., :self.rotary], cos, sin), t[..., self.rotary:]), dim=-1) for t in (q, k))
+        return self.dense(_merge(_attention(q, k, v, causal=True)))
+
+
+class GPTNeoXMLP(nn.Module):
+    """``dense_h_to_4h`` (I × H) and ``dense_4h_to_h`` (H × I), with biases, GELU between: 2H·I + I + H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.dense_h_to_4h = nn.Linear(c["H"], c["I"])
+        self.dense_4h_to_h = nn.Linear(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(x)))
+
+
+class GPTNeoXLayer(nn.Module):
+    """Two LayerNorms, attention and MLP; parallel residual (Pythia): x + attn(ln₁(x)) + mlp(ln₂(x))."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.parallel = c.flags["use_parallel_residual"]
+        self.input_layernorm = nn.LayerNorm(c["H"])
+        self.post_attention_layernorm = nn.LayerNorm(c["H"])
+        self.attention = GPTNeoXAttention(c)
+        self.mlp = GPTNeoXMLP(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        attn = self.attention(self.input_layernorm(x))
+        if self.parallel:
+            return x + attn + self.mlp(self.post_attention_layernorm(x))
+        x = x + attn
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class GPTNeoXModel(nn.Module):
+    """``gpt_neox.``: embed_in V×H, L layers, final LayerNorm 2H; no position table (rotary)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embed_in = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(GPTNeoXLayer(c) for _ in range(c["L"]))
+        self.final_layer_norm = nn.LayerNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed_in(input_ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.final_layer_norm(x)
+
+
+class GPTNeoXForCausalLM(nn.Module):
+    """GPT-NeoX with its output head ``lm_head`` (``embed_out`` in the checkpoints), untied unless the config ties it."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.gpt_neox = GPTNeoXModel(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.gpt_neox.embed_in.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.gpt_neox(input_ids))
+
+
+# --- Qwen2, Qwen3, Phi-3: LLaMA's layer with other attention tensors ------------------------------
+
+class Qwen2Attention(LlamaAttention):
+    """Qwen2's attention: LLaMA's, with a bias on q, k and v (always) and none on o."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
+        self.heads, self.kv_heads = A, A_kv
+        self.q_proj = nn.Linear(H, A * d_k, bias=True)
+        self.k_proj = nn.Linear(H, A_kv * d_k, bias=True)
+        self.v_proj = nn.Linear(H, A_kv * d_k, bias=True)
+        self.o_proj = nn.Linear(A * d_k, H, bias=False)
+
+
+class Qwen3Attention(LlamaAttention):
+    """Qwen3's attention: LLaMA's (a bias on all four only with ``attention_bias``), each head's query and key
+    normalised by an RMSNorm of d_k (one gain shared by the heads) before the rotation."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.q_norm = RMSNorm(c["d_k"])
+        self.k_norm = RMSNorm(c["d_k"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q = _rotate(self.q_norm(_heads(self.q_proj(x), self.heads)), cos, sin)
+        k = _rotate(self.k_norm(_heads(self.k_proj(x), self.kv_heads)), cos, sin)
+        v = _heads(self.v_proj(x), self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        return self.o_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class Phi3Attention(nn.Module):
+    """Phi-3's attention: ``o_proj`` (registered first), then one fused ``qkv_proj`` split after the matmul."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
+        self.heads, self.kv_heads = A, A_kv
+        self.sizes = [A * d_k, A_kv * d_k, A_kv * d_k]
+        self.o_proj = nn.Linear(A * d_k, H, bias=False)
+        self.qkv_proj = nn.Linear(H, sum(self.sizes), bias=False)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv_proj(x).split(self.sizes, dim=-1)
+        q, k = _rotate(_heads(q, self.heads), cos, sin), _rotate(_heads(k, self.kv_heads), cos, sin)
+        v = _heads(v, self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        return self.o_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class Phi3MLP(nn.Module):
+    """Phi-3's SwiGLU: one fused ``gate_up_proj`` (H -> 2I, chunked into gate and up), then ``down_proj``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.gate_up_proj = nn.Linear(c["H"], 2 * c["I"], bias=False)
+        self.down_proj = nn.Linear(c["I"], c["H"], bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
+
+
+class _VariantDecoderLayer(LlamaDecoderLayer):
+    """LLaMA's pre-RMSNorm layer with another attention (and MLP) class; the forward is LLaMA's."""
+
+    attention: type[nn.Module] = LlamaAttention
+    mlp_class: type[nn.Module] = LlamaMLP
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.self_attn = self.attention(c)
+        self.mlp = self.mlp_class(c)
+        self.input_layernorm = RMSNorm(c["H"])
+        self.post_attention_layernorm = RMSNorm(c["H"])
+
+
+class Qwen2DecoderLayer(_VariantDecoderLayer):
+    """A Qwen2 layer: LLaMA's, its attention with q/k/v biases."""
+
+    attention = Qwen2Attention
+
+
+class Qwen3DecoderLayer(_VariantDecoderLayer):
+    """A Qwen3 layer: LLaMA's, its attention with per-head q/k RMSNorms."""
+
+    attention = Qwen3Attention
+
+
+class Phi3DecoderLayer(_VariantDecoderLayer):
+    """A Phi-3 layer: LLaMA's, with the fused qkv_proj and gate_up_proj."""
+
+    attention, mlp_class = Phi3Attention, Phi3MLP
+
+
+class _VariantModel(LlamaModel):
+    """``model.``: LLaMA's token table, L layers of ``layer_class``, final RMSNorm; the forward is LLaMA's."""
+
+    layer_class: type[nn.Module] = LlamaDecoderLayer
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(self.layer_class(c) for _ in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class _VariantForCausalLM(LlamaForCausalLM):
+    """LLaMA's causal LM over another ``model_class`` (``lm_head`` untied unless the config ties it)."""
+
+    model_class: type[nn.Module] = LlamaModel
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.model = self.model_class(c)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+
+class Qwen2Model(_VariantModel):
+    """``model.`` of ``Qwen2ForCausalLM``: token table, L Qwen2 layers, final RMSNorm."""
+
+    layer_class = Qwen2DecoderLayer
+
+
+class Qwen2ForCausalLM(_VariantForCausalLM):
+    """``Qwen2ForCausalLM``: LLaMA with q/k/v biases."""
+
+    model_class = Qwen2Model
+
+
+class Qwen3Model(_VariantModel):
+    """``model.`` of ``Qwen3ForCausalLM``: token table, L Qwen3 layers, final RMSNorm."""
+
+    layer_class = Qwen3DecoderLayer
+
+
+class Qwen3ForCausalLM(_VariantForCausalLM):
+    """``Qwen3ForCausalLM``: LLaMA with per-head q/k RMSNorms and an explicit head_dim."""
+
+    model_class = Qwen3Model
+
+
+class Phi3Model(_VariantModel):
+    """``model.`` of ``Phi3ForCausalLM``: token table, L Phi3 layers, final RMSNorm."""
+
+    layer_class = Phi3DecoderLayer
+
+
+class Phi3ForCausalLM(_VariantForCausalLM):
+    """``Phi3ForCausalLM``: LLaMA with fused qkv_proj and gate_up_proj."""
+
+    model_class = Phi3Model
+
+
+# --- OPT -----------------------------------------------------------------------------------------
+
+class OPTAttention(nn.Module):
+    """k, v, q and out projections, H × H each, biases unless ``enable_bias`` is false."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, bias = c["H"], c.flags["enable_bias"]
+        self.heads = c["A"]
+        self.k_proj = nn.Linear(H, H, bias=bias)
+        self.v_proj = nn.Linear(H, H, bias=bias)
+        self.q_proj = nn.Linear(H, H, bias=bias)
+        self.out_proj = nn.Linear(H, H, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
+        return self.out_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class OPTDecoderLayer(nn.Module):
+    """Attention and a ReLU MLP (fc1 I × H, fc2 H × I), each with a LayerNorm before it (pre-LN) or after its residual."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, I, bias, affine = c["H"], c["I"], c.flags["enable_bias"], c.flags["layer_norm_elementwise_affine"]
+        self.pre = c.flags["do_layer_norm_before"]
+        self.self_attn = OPTAttention(c)
+        self.self_attn_layer_norm = nn.LayerNorm(H, elementwise_affine=affine)
+        self.fc1 = nn.Linear(H, I, bias=bias)
+        self.fc2 = nn.Linear(I, H, bias=bias)
+        self.final_layer_norm = nn.LayerNorm(H, elementwise_affine=affine)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.pre:
+            x = x + self.self_attn(self.self_attn_layer_norm(x))
+            return x + self.fc2(F.relu(self.fc1(self.final_layer_norm(x))))
+        x = self.self_attn_layer_norm(x + self.self_attn(x))
+        return self.final_layer_norm(x + self.fc2(F.relu(self.fc1(x))))
+
+
+class OPTDecoder(nn.Module):
+    """``model.decoder.``: token table V × E, positions (P + 2) × H (offset 2), projections if E ≠ H, final LayerNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        V, P, H, E = c["V"], c["P"], c["H"], c["E"]
+        self.embed_tokens = nn.Embedding(V, E, padding_idx=c.pad_token_id)
+        self.embed_positions = nn.Embedding(P + 2, H)
+        self.project_out = nn.Linear(H, E, bias=False) if E != H else None
+        self.project_in = nn.Linear(E, H, bias=False) if E != H else None
+        final = c.flags["do_layer_norm_before"] and not c.flags["_remove_final_layer_norm"]
+        affine = c.flags["layer_norm_elementwise_affine"]
+        self.final_layer_norm = nn.LayerNorm(H, elementwise_affine=affine) if final else None
+        self.layers = nn.ModuleList(OPTDecoderLayer(c) for _ in range(c["L"]))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        if self.project_in is not None:
+            x = self.project_in(x)
+        x = x + self.embed_positions(torch.arange(input_ids.shape[1], device=input_ids.device) + 2)
+        for layer in self.layers:
+            x = layer(x)
+        if self.final_layer_norm is not None:
+            x = self.final_layer_norm(x)
+        return x if self.project_out is None else self.project_out(x)
+
+
+class OPTModel(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.decoder = OPTDecoder(c)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.decoder(input_ids)
+
+
+class OPTForCausalLM(nn.Module):
+    """OPT with its LM head (V × E) over every position; the head is the token table when tied."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.model = OPTModel(c)
+        self.lm_head = nn.Linear(c["E"], c["V"], bias=False)
+        if c.flags["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.decoder.embed_tokens.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.model(input_ids))
+
+
+# --- T5: an encoder-decoder ------------------------------------------------------------------------
+
+class T5Attention(nn.Module):
+    """q, k, v (A·d_k × H) and o (H × A·d_k), no bias; block 0 of a stack also holds the relative bias (R × A).
+
+    The bias is looked up (no matmul) and added to the scores. The buckets here are the relative distances
+    clamped into [0, R): simpler than T5's logarithmic buckets, the same tensors and the same matmuls.
+    """
+
+    def __init__(self, c: ModelConfig, relative: bool) -> None:
+        super().__init__()
+        H, A, d_k = c["H"], c["A"], c["d_k"]
+        self.heads = A
+        self.q = nn.Linear(H, A * d_k, bias=False)
+        self.k = nn.Linear(H, A * d_k, bias=False)
+        self.v = nn.Linear(H, A * d_k, bias=False)
+        self.o = nn.Linear(A * d_k, H, bias=False)
+        if relative:
+            self.relative_attention_bias = nn.Embedding(c["R"], A)
+
+    def bias(self, S_q: int, S_k: int, device: torch.device) -> torch.Tensor:
+        """[1, A, S_q, S_k]: the relative bias of every query–key distance."""
+        distance = torch.arange(S_k, device=device)[None, :] - torch.arange(S_q, device=device)[:, None]
+        buckets = distance.abs().clamp(max=self.relative_attention_bias.num_embeddings - 1)
+        return self.relative_attention_bias(buckets).permute(2, 0, 1)[None]
+
+    def forward(self, x: torch.Tensor, kv: torch.Tensor, bias: torch.Tensor | None, causal: bool) -> torch.Tensor:
+        q, k, v = _heads(self.q(x), self.heads), _heads(self.k(kv), self.heads), _heads(self.v(kv), self.heads)
+        scores = torch.matmul(q, k.transpose(-1, -2))  # T5 does not scale the scores
+        if bias is not None:
+            scores = scores + bias
+        if causal:
+            S = q.shape[-2]
+            mask = torch.ones(S, S, dtype=torch.bool, device=q.device).tril()
+            scores = scores.masked_fill(~mask, float("-inf"))
+        return self.o(_merge(torch.matmul(scores.softmax(dim=-1), v)))
+
+
+class T5LayerSelfAttention(nn.Module):
+    def __init__(self, c: ModelConfig, relative: bool) -> None:
+        super().__init__()
+        self.SelfAttention = T5Attention(c, relative)
+        self.layer_norm = RMSNorm(c["H"])
+
+
+class T5LayerCrossAttention(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.EncDecAttention = T5Attention(c, False)
+        self.layer_norm = RMSNorm(c["H"])
+
+
+class T5DenseActDense(nn.Module):
+    """wi (I × H) and wo (H × I), ReLU between; gated (T5 v1.1, FLAN-T5): wi_0 and wi_1, GELU(wi_0 x) · wi_1 x."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        H, I = c["H"], c["I"]
+        self.gated = c["G"] == 2
+        if self.gated:
+            self.wi_0 = nn.Linear(H, I, bias=False)
+            self.wi_1 = nn.Linear(H, I, bias=False)
+        else:
+            self.wi = nn.Linear(H, I, bias=False)
+        self.wo = nn.Linear(I, H, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.gated:
+            return self.wo(F.gelu(self.wi_0(x), approximate="tanh") * self.wi_1(x))
+        return self.wo(F.relu(self.wi(x)))
+
+
+class T5LayerFF(nn.Module):
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.DenseReluDense = T5DenseActDense(c)
+        self.layer_norm = RMSNorm(c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.DenseReluDense(self.layer_norm(x))
+
+
+class T5Block(nn.Module):
+    """``layer``: self-attention, [cross-attention in the decoder], feed-forward; each pre-RMSNorm with a residual."""
+
+    def __init__(self, c: ModelConfig, decoder: bool, relative: bool) -> None:
+        super().__init__()
+        self.decoder = decoder
+        parts: list[nn.Module] = [T5LayerSelfAttention(c, relative)]
+        if decoder:
+            parts.append(T5LayerCrossAttention(c))
+        parts.append(T5LayerFF(c))
+        self.layer = nn.ModuleList(parts)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor, encoded: torch.Tensor | None) -> torch.Tensor:
+        self_attn = self.layer[0]
+        h = self_attn.layer_norm(x)
+        x = x + self_attn.SelfAttention(h, h, bias, causal=self.decoder)
+        if self.decoder:
+            cross = self.layer[1]
+            x = x + cross.EncDecAttention(cross.layer_norm(x), encoded, None, causal=False)
+        return self.layer[-1](x)
+
+
+class T5Stack(nn.Module):
+    """``encoder.`` or ``decoder.``: the shared token table, the blocks (block 0 holds the relative bias), a final norm."""
+
+    def __init__(self, c: ModelConfig, shared: nn.Embedding, decoder: bool) -> None:
+        super().__init__()
+        self.embed_tokens = shared
+        layers = c["L_d"] if decoder else c["L"]
+        self.block = nn.ModuleList(T5Block(c, decoder, relative=(i == 0)) for i in range(layers))
+        self.final_layer_norm = RMSNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor, encoded: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        S = input_ids.shape[1]
+        bias = self.block[0].layer[0].SelfAttention.bias(S, S, input_ids.device)  # block 0's, used by every block
+        for block in self.block:
+            x = block(x, bias, encoded)
+        return self.final_layer_norm(x)
+
+
+class T5ForConditionalGeneration(nn.Module):
+    """``shared`` (V × H), the encoder and the decoder over it, and the LM head, always ``shared`` (transformers 5.23).
+
+    The decoder reads the same token ids as the encoder: one length S for both.
+    """
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.shared = nn.Embedding(c["V"], c["H"])
+        self.encoder = T5Stack(c, self.shared, decoder=False)
+        self.decoder = T5Stack(c, self.shared, decoder=True)
+        self.lm_head = nn.Linear(c["H"], c["V"], bias=False)
+        self.lm_head.weight = self.shared.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.decoder(input_ids, self.encoder(input_ids)))
+
+
+# --- DistilBERT, ELECTRA, ALBERT (encoders) ---------------------------------------------------------
+
+class DistilBertEmbeddings(nn.Module):
+    """Token (V×H) + position (P×H) tables, summed, then LayerNorm: no segment table."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c["V"], c["H"])
+        self.position_embeddings = nn.Embedding(c["P"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        return self.LayerNorm(self.word_embeddings(input_ids) + self.position_embeddings(positions))
+
+
+class DistilBertSelfAttention(nn.Module):
+    """Q, K, V and output projections (H×H each, with bias): ``q_lin``, ``k_lin``, ``v_lin``, ``out_lin``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.heads = c["A"]
+        self.q_lin = nn.Linear(c["H"], c["H"])
+        self.k_lin = nn.Linear(c["H"], c["H"])
+        self.v_lin = nn.Linear(c["H"], c["H"])
+        self.out_lin = nn.Linear(c["H"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.q_lin, self.k_lin, self.v_lin))
+        return self.out_lin(_merge(_attention(q, k, v, causal=False)))
+
+
+class DistilBertFFN(nn.Module):
+    """``lin1`` H → I, GELU, ``lin2`` I → H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.lin1 = nn.Linear(c["H"], c["I"])
+        self.lin2 = nn.Linear(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin2(F.gelu(self.lin1(x)))
+
+
+class DistilBertBlock(nn.Module):
+    """transformers' ``TransformerBlock``: attention, ``sa_layer_norm``, feed-forward, ``output_layer_norm``."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.attention = DistilBertSelfAttention(c)
+        self.sa_layer_norm = nn.LayerNorm(c["H"])
+        self.ffn = DistilBertFFN(c)
+        self.output_layer_norm = nn.LayerNorm(c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.sa_layer_norm(self.attention(x) + x)
+        return self.output_layer_norm(self.ffn(x) + x)
+
+
+class DistilBertTransformer(nn.Module):
+    """The L layers, ``transformer.layer.0`` ..."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(DistilBertBlock(c) for _ in range(c["L"]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layer:
+            x = layer(x)
+        return x
+
+
+class DistilBertModel(nn.Module):
+    """``DistilBertModel``: embeddings and L layers, no pooler."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = DistilBertEmbeddings(c)
+        self.transformer = DistilBertTransformer(c)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.transformer(self.embeddings(input_ids))
+
+
+class ElectraEmbeddings(BertEmbeddings):
+    """BERT's three tables and LayerNorm, E (``embedding_size``) wide: ELECTRA's and ALBERT's embeddings."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.word_embeddings = nn.Embedding(c["V"], c["E"])
+        self.position_embeddings = nn.Embedding(c["P"], c["E"])
+        self.token_type_embeddings = nn.Embedding(c["T"], c["E"])
+        self.LayerNorm = nn.LayerNorm(c["E"])
+
+
+class ElectraModel(nn.Module):
+    """``ElectraModel``: E-wide embeddings, a projection E → H where E ≠ H, BERT's L layers, no pooler."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = ElectraEmbeddings(c)
+        if c["E"] != c["H"]:
+            self.embeddings_project = nn.Linear(c["E"], c["H"])
+        self.encoder = BertEncoder(c)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embeddings(input_ids)
+        if hasattr(self, "embeddings_project"):
+            x = self.embeddings_project(x)
+        return self.encoder(x)
+
+
+class AlbertAttention(nn.Module):
+    """Q, K, V, output ``dense`` (H×H each, with bias) and the post-attention LayerNorm, in one module."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.heads = c["A"]
+        self.query = nn.Linear(c["H"], c["H"])
+        self.key = nn.Linear(c["H"], c["H"])
+        self.value = nn.Linear(c["H"], c["H"])
+        self.dense = nn.Linear(c["H"], c["H"])
+        self.LayerNorm = nn.LayerNorm(c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = (_heads(proj(x), self.heads) for proj in (self.query, self.key, self.value))
+        return self.LayerNorm(self.dense(_merge(_attention(q, k, v, causal=False))) + x)
+
+
+class AlbertLayer(nn.Module):
+    """``full_layer_layer_norm``, attention, ``ffn`` H → I, ``ffn_output`` I → H."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.full_layer_layer_norm = nn.LayerNorm(c["H"])
+        self.attention = AlbertAttention(c)
+        self.ffn = nn.Linear(c["H"], c["I"])
+        self.ffn_output = nn.Linear(c["I"], c["H"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.attention(x)
+        return self.full_layer_layer_norm(self.ffn_output(F.gelu(self.ffn(x))) + x)
+
+
+class AlbertLayerGroup(nn.Module):
+    """One group holding one layer (``albert_layers.0``)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.albert_layers = nn.ModuleList([AlbertLayer(c)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.albert_layers:
+            x = layer(x)
+        return x
+
+
+class AlbertTransformer(nn.Module):
+    """``embedding_hidden_mapping_in`` E → H, then the ONE shared layer group run L times."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.layers = c["L"]
+        self.embedding_hidden_mapping_in = nn.Linear(c["E"], c["H"])
+        self.albert_layer_groups = nn.ModuleList([AlbertLayerGroup(c)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.embedding_hidden_mapping_in(x)
+        for _ in range(self.layers):  # the same parameters, L times
+            x = self.albert_layer_groups[0](x)
+        return x
+
+
+class AlbertModel(nn.Module):
+    """``AlbertModel``: E-wide embeddings, the shared encoder, the pooler (dense H×H + tanh on [CLS])."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embeddings = ElectraEmbeddings(c)
+        self.encoder = AlbertTransformer(c)
+        self.pooler = nn.Linear(c["H"], c["H"])
+
+    def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.encoder(self.embeddings(input_ids))
+        return hidden, torch.tanh(self.pooler(hidden[:, 0]))
 
 
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 
-    Introduced in ``00_overview``.
+    Introduced in ``00_overview``. The class is the one the model's family names (``Family.torch_ref``).
     """
     with torch.device(device):
-        return ARCHITECTURES[config.model_type](config)
+        return architecture(config)(config)
+
+
+def architecture(config: ModelConfig) -> type[nn.Module]:
+    """The reference class that builds a config's model: the one its family names in ``torch_ref``.
+
+    Introduced in ``00_overview``.
+    """
+    return globals()[config.family.torch_ref]
 
 
 def build_component(cls: type[nn.Module], config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:

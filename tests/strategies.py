@@ -1,4 +1,8 @@
-"""Hypothesis strategies for random valid configs of every model type (kept small so torch builds fast)."""
+"""Hypothesis strategies for random valid configs of every model type (kept small so torch builds fast).
+
+One entry per registered family in :data:`STRATEGIES` and :data:`TINY`; ``tests/test_families.py`` fails when a
+family of ``helpers.families.FAMILIES`` has none, and every property test iterates over these dicts.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ def bert_configs(draw, model_type: str | None = None) -> dict:
     d_k = draw(st.integers(1, 8))
     A = draw(st.integers(1, 4))
     model_type = model_type or draw(st.sampled_from(["bert", "roberta"]))
-    low = 2 if model_type == "roberta" else 1  # RoBERTa's padding index 1 must lie inside its tables
+    low = 2 if model_type in ("roberta", "xlm-roberta") else 1  # RoBERTa's padding index 1 must lie inside its tables
     return {
         "model_type": model_type,
         "vocab_size": draw(st.integers(low, 64)),
@@ -68,4 +72,283 @@ def llama_configs(draw) -> dict:
     return config
 
 
-any_config = st.one_of(bert_configs(), gpt2_configs(), llama_configs())
+@st.composite
+def mistral_configs(draw) -> dict:
+    """LLaMA's shapes in Mistral's dialect, with a sliding window short enough for S to pass it (or none)."""
+    config = {**draw(llama_configs()), "model_type": "mistral"}
+    for key in ("attention_bias", "mlp_bias"):  # MistralConfig has no bias switches
+        del config[key]
+    if "num_key_value_heads" not in config:  # Mistral's default is 8 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    config["sliding_window"] = draw(st.one_of(st.integers(2, 8), st.none()))
+    return config
+
+
+@st.composite
+def gemma_configs(draw) -> dict:
+    """Gemma: head_dim sizes the heads on its own (H need not be A·d_k, nor divisible by A); tied by default."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": "gemma",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": draw(st.integers(1, 24)),
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
+@st.composite
+def gemma2_configs(draw) -> dict:
+    """Gemma 2: Gemma's shapes (but A must divide H here: Gemma2Config checks it), a window S can pass."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": "gemma2",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 6)),
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+        "sliding_window": draw(st.integers(2, 8)),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
+@st.composite
+def gpt_neox_configs(draw) -> dict:
+    """GPT-NeoX / Pythia: fused QKV, biases switchable, parallel residual or not, untied by default."""
+    A = draw(st.integers(1, 4))
+    config = {
+        "model_type": "gpt_neox",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 8)),
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "attention_bias": draw(st.booleans()),
+        "use_parallel_residual": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())
+    return config
+
+
+@st.composite
+def qwen2_configs(draw, model_type: str = "qwen2") -> dict:
+    """Qwen2's (or Qwen3's) dialect: GQA, a head_dim that may leave H undivided, windows on some layers or none."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    config = {
+        "model_type": model_type,
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": A * draw(st.integers(1, 4)) * 2,
+        "num_attention_heads": A,
+        "num_key_value_heads": draw(st.sampled_from([A_kv, None])),  # null: A
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "use_sliding_window": draw(st.booleans()),
+        "sliding_window": draw(st.one_of(st.integers(2, 8), st.none())),
+        "max_window_layers": draw(st.integers(0, 3)),
+    }
+    if model_type == "qwen3":
+        config["attention_bias"] = draw(st.booleans())
+        config["head_dim"] = 2 * draw(st.integers(1, 4))  # Qwen3's default is 128: too big for these tests
+    elif draw(st.booleans()):
+        config["head_dim"] = 2 * draw(st.integers(1, 4))
+    if "head_dim" in config and draw(st.booleans()):  # H need not be A·d_k, nor a multiple of A
+        config["hidden_size"] = draw(st.integers(1, 24))
+    if config["use_sliding_window"] and config["sliding_window"] and draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention"]),
+                                              min_size=config["num_hidden_layers"],
+                                              max_size=config["num_hidden_layers"]))
+    return config
+
+
+@st.composite
+def phi3_configs(draw) -> dict:
+    """Phi-3's dialect: fused projections, a padding row in the token table, one window on every layer or none."""
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 3))
+    V = draw(st.integers(1, 64))
+    config = {
+        "model_type": "phi3",
+        "vocab_size": V,
+        "pad_token_id": draw(st.one_of(st.none(), st.integers(0, V - 1))),  # the default, 32000, is out of these tables
+        "hidden_size": A * draw(st.integers(1, 4)) * 2,
+        "num_attention_heads": A,
+        "num_key_value_heads": A_kv,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "sliding_window": draw(st.one_of(st.integers(2, 8), st.none())),
+    }
+    if draw(st.booleans()):
+        config["head_dim"] = 2 * draw(st.integers(1, 4))
+        if draw(st.booleans()):
+            config["hidden_size"] = draw(st.integers(1, 24))
+    if draw(st.booleans()):
+        del config["num_key_value_heads"]
+    return config
+
+
+@st.composite
+def opt_configs(draw) -> dict:
+    """OPT: a word_embed_proj_dim E that may differ from H, pre- or post-LayerNorm, biases and norm gains switchable."""
+    A = draw(st.integers(1, 4))
+    H = A * draw(st.integers(1, 8))
+    config = {
+        "model_type": "opt",
+        "vocab_size": draw(st.integers(2, 64)),  # the padding index 1 must lie inside the token table
+        "hidden_size": H,
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "ffn_dim": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+        "word_embed_proj_dim": draw(st.sampled_from([None, H, draw(st.integers(1, 24))])),
+        "do_layer_norm_before": draw(st.booleans()),
+        "enable_bias": draw(st.booleans()),
+        "layer_norm_elementwise_affine": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+    return config
+
+
+@st.composite
+def distilbert_configs(draw) -> dict:
+    """DistilBERT's dialect (dim, n_heads, n_layers, hidden_dim) or the hidden_size … names its attribute_map accepts."""
+    A = draw(st.integers(1, 4))
+    config = {
+        "model_type": "distilbert",
+        "vocab_size": draw(st.integers(1, 64)),
+        "dim": A * draw(st.integers(1, 8)),
+        "n_heads": A,
+        "n_layers": draw(st.integers(1, 3)),
+        "hidden_dim": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+    }
+    if draw(st.booleans()):
+        for key, alias in (("dim", "hidden_size"), ("n_heads", "num_attention_heads"), ("n_layers", "num_hidden_layers")):
+            config[alias] = config.pop(key)
+    return config
+
+
+@st.composite
+def t5_configs(draw) -> dict:
+    """T5: d_kv free of H/A, a decoder depth of its own or none, ReLU or gated feed-forward, any bucket count."""
+    config = {
+        "model_type": "t5",
+        "vocab_size": draw(st.integers(1, 64)),
+        "d_model": draw(st.integers(1, 16)),
+        "d_kv": draw(st.integers(1, 8)),
+        "num_heads": draw(st.integers(1, 4)),
+        "d_ff": draw(st.integers(1, 40)),
+        "num_layers": draw(st.integers(1, 3)),
+        "num_decoder_layers": draw(st.sampled_from([None, 1, 2, 3])),  # null: num_layers
+        # fewer than 4 buckets build, but T5's bucket function then divides by zero in a forward pass
+        "relative_attention_num_buckets": draw(st.integers(4, 8)),
+        "feed_forward_proj": draw(st.sampled_from(["relu", "gelu", "gated-gelu", "gated-silu"])),
+    }
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.booleans())  # forced true by transformers 5.23: no effect
+    return config
+
+
+@st.composite
+def electra_configs(draw, model_type: str = "electra") -> dict:
+    """ELECTRA's (or ALBERT's) factorised embeddings: E = H or not."""
+    A = draw(st.integers(1, 4))
+    H = A * draw(st.integers(1, 8))
+    return {
+        "model_type": model_type,
+        "vocab_size": draw(st.integers(1, 64)),
+        "embedding_size": draw(st.sampled_from([H, draw(st.integers(1, 24))])),
+        "hidden_size": H,
+        "num_attention_heads": A,
+        "num_hidden_layers": draw(st.integers(1, 4)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "max_position_embeddings": draw(st.integers(1, 40)),
+        "type_vocab_size": draw(st.integers(1, 3)),
+    }
+
+
+# one strategy per model_type of helpers.families.FAMILIES
+STRATEGIES = {
+    "bert": bert_configs("bert"),
+    "roberta": bert_configs("roberta"),
+    "xlm-roberta": bert_configs("xlm-roberta"),
+    "gpt2": gpt2_configs(),
+    "llama": llama_configs(),
+    "mistral": mistral_configs(),
+    "gemma": gemma_configs(),
+    "gemma2": gemma2_configs(),
+    "gpt_neox": gpt_neox_configs(),
+    "qwen2": qwen2_configs("qwen2"),
+    "qwen3": qwen2_configs("qwen3"),
+    "phi3": phi3_configs(),
+    "opt": opt_configs(),
+    "t5": t5_configs(),
+    "distilbert": distilbert_configs(),
+    "electra": electra_configs("electra"),
+    "albert": electra_configs("albert"),
+}
+
+any_config = st.one_of(*STRATEGIES.values())
+
+# one tiny real config per model_type, small enough to run on the CPU (training state, KV cache)
+TINY = {
+    "bert": {"model_type": "bert", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+             "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8, "type_vocab_size": 2},
+    "roberta": {"model_type": "roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
+    "xlm-roberta": {"model_type": "xlm-roberta", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 10, "type_vocab_size": 1},
+    "gpt2": {"model_type": "gpt2", "vocab_size": 40, "n_embd": 12, "n_head": 3, "n_layer": 2, "n_positions": 8},
+    "llama": {"model_type": "llama", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
+    "mistral": {"model_type": "mistral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    "gemma": {"model_type": "gemma", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    "gemma2": {"model_type": "gemma2", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
+               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+               "sliding_window": 4},
+    "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 2,
+                 "num_hidden_layers": 2, "intermediate_size": 20},
+    # Qwen2: one global layer, then one windowed (max_window_layers = 1)
+    "qwen2": {"model_type": "qwen2", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "use_sliding_window": True,
+              "sliding_window": 4, "max_window_layers": 1},
+    # Qwen3: head_dim 6 against H/A = 4
+    "qwen3": {"model_type": "qwen3", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    # OPT: E = 8 against H = 16 (project_in, project_out), post-LayerNorm as opt-350m
+    "opt": {"model_type": "opt", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4, "num_hidden_layers": 2,
+            "ffn_dim": 20, "max_position_embeddings": 12, "word_embed_proj_dim": 8, "do_layer_norm_before": False},
+    # T5: d_kv 6 against H/A = 4, three decoder layers against two encoder layers, gated feed-forward
+    "t5": {"model_type": "t5", "vocab_size": 40, "d_model": 16, "d_kv": 6, "num_heads": 4, "d_ff": 20, "num_layers": 2,
+           "num_decoder_layers": 3, "relative_attention_num_buckets": 8, "feed_forward_proj": "gated-gelu"},
+    "distilbert": {"model_type": "distilbert", "vocab_size": 40, "dim": 16, "n_heads": 4, "n_layers": 2,
+                   "hidden_dim": 20, "max_position_embeddings": 8},
+    # ELECTRA-small's shape: E = 8 against H = 16 (embeddings_project)
+    "electra": {"model_type": "electra", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16,
+                "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8},
+    # ALBERT: one shared layer run 3 times
+    "albert": {"model_type": "albert", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16, "num_attention_heads": 4,
+               "num_hidden_layers": 3, "intermediate_size": 20, "max_position_embeddings": 8},
+}

@@ -26,12 +26,11 @@ def test_bert_base_sizes():
 
 def test_transformers_defaults_agree_with_ours():
     transformers = pytest.importorskip("transformers")
-    classes = {"bert": transformers.BertConfig, "roberta": transformers.RobertaConfig,
-               "gpt2": transformers.GPT2Config, "llama": transformers.LlamaConfig}
-    for model_type, cls in classes.items():
-        theirs, ours = cls(), parse_config({"model_type": model_type})
+    for model_type, family in FAMILIES.items():  # BertConfig, GPT2Config ... through the class each family mirrors
+        theirs = getattr(transformers, family.architecture).config_class()
+        ours = parse_config({"model_type": model_type})
         for size in FAMILIES[model_type].sizes:
-            value = getattr(theirs, size.key)  # None where transformers derives it later (gpt2's n_inner)
+            value = getattr(theirs, size.key, None)  # None: derived later (gpt2's n_inner) or no field (qwen2 head_dim)
             if value is not None:
                 assert ours[size.symbol] == value, (model_type, size.key)
         for flag in FAMILIES[model_type].flags:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 
 from helpers import count_model, load_config, model_names, param_table, parse_config, pretraining_heads
 from helpers.config import MODELS_DIR
+from helpers.families import FAMILIES
 
 from .strategies import any_config
 
@@ -19,12 +20,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()  # random tiny vocabularies make it warn about special token ids
 
-CLASSES = {
-    "bert": "BertModel",
-    "roberta": "RobertaModel",
-    "gpt2": "GPT2LMHeadModel",
-    "llama": "LlamaForCausalLM",
-}
+CLASSES = {model_type: family.architecture for model_type, family in FAMILIES.items()}  # the class each mirrors
 
 
 def hf_model(raw: dict, cls_name: str | None = None):

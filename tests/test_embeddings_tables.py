@@ -6,6 +6,7 @@ import pytest
 
 from helpers import EMBEDDINGS, load_config, model_names, param_table, select, total, under
 from helpers.embeddings import TABLE_KINDS, embedding_tables, token_ids, wordpiece_vocab
+from helpers.params import TABLE
 
 
 @pytest.mark.parametrize("name", model_names())
@@ -15,10 +16,12 @@ def test_the_tables_are_the_embedding_rows_of_the_engine(name):
     tables = embedding_tables(params)
     assert list(tables) == list(TABLE_KINDS)
     found = [p for kind in ("token", "position", "segment") for p in tables[kind]]
-    assert sorted(p.name for p in found) == sorted(p.name for p in select(params, group=EMBEDDINGS))
-    assert [p.shape for p in tables["token"]] == [(c["V"], c["H"])]
+    # the tables (not ELECTRA's or ALBERT's E → H projection, a matrix filed under embeddings)
+    assert sorted(p.name for p in found) == sorted(p.name for p in select(params, group=EMBEDDINGS) if p.kind == TABLE)
+    width = c.sizes.get("E", c["H"])  # ELECTRA and ALBERT: E-wide tables
+    assert [p.shape for p in tables["token"]] == [(c["V"], width)]
     for kind, size in (("position", "P"), ("segment", "T")):
-        assert all(p.shape == (c[size], c["H"]) for p in tables[kind])
+        assert all(p.shape == (c[size], width) for p in tables[kind])
     # cutting the table to the module gives the same rows, without the prefix
     if c.model_type in ("bert", "roberta"):
         alone = embedding_tables(under(params, "embeddings."))

@@ -1,7 +1,8 @@
 """FLOPs from the parameter tables == what ``torch.utils.flop_counter.FlopCounterMode`` counts.
 
 Forward and forward + backward, on the meta device with eager attention and no attention mask, against
-transformers' own models (BertModel / RobertaModel with pooler, GPT2LMHeadModel, LlamaForCausalLM) and
+transformers' own models (every family's class: BertModel / RobertaModel with pooler, GPT2LMHeadModel,
+LlamaForCausalLM, MistralForCausalLM ...) and
 against the plain-torch reference models of ``helpers.torch_ref``; then the ``flops`` command line.
 """
 
@@ -21,21 +22,16 @@ from helpers.flops import (
 )
 
 from .conftest import ROOT, assert_refused, run_cli, run_cli_without_torch
-from .strategies import bert_configs, gpt2_configs, llama_configs
+from .strategies import STRATEGIES
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from helpers import torch_ref  # noqa: E402
+from helpers.families import FAMILIES  # noqa: E402
 
-CLASSES = {"bert": "BertModel", "roberta": "RobertaModel", "gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM"}
-STRATEGIES = {
-    "bert": bert_configs("bert"),
-    "roberta": bert_configs("roberta"),
-    "gpt2": gpt2_configs(),
-    "llama": llama_configs(),
-}
+CLASSES = {model_type: family.architecture for model_type, family in FAMILIES.items()}
 
 
 def hf_model(raw: dict):
@@ -54,12 +50,15 @@ def _scalar(out) -> "torch.Tensor":
         return sum(t.sum() for t in out)
     if getattr(out, "logits", None) is not None:
         return out.logits.sum()
-    return out.last_hidden_state.sum() + out.pooler_output.sum()
+    pooled = getattr(out, "pooler_output", None)  # DistilBERT and ELECTRA have no pooler
+    return out.last_hidden_state.sum() + (pooled.sum() if pooled is not None else 0)
 
 
 def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -> int:
     """FlopCounterMode's total for one forward pass (and its backward pass) on meta input_ids."""
     input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device="meta")
+    if getattr(getattr(model, "config", None), "is_encoder_decoder", False):  # T5: the decoder reads the same S tokens
+        kwargs = {**kwargs, "decoder_input_ids": input_ids}
     with FlopCounterMode(display=False) as counter:
         out = model(input_ids, **kwargs)
         if backward:
@@ -70,7 +69,7 @@ def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -
 def hf_kwargs(model_type: str) -> dict:
     # Decoders get a cache: without one, transformers 5 checks position_ids for packed sequences with a
     # data-dependent .item(), which meta tensors cannot answer. The cache adds no matmul.
-    return {} if model_type in ("bert", "roberta") else {"use_cache": True}
+    return {"use_cache": True} if FAMILIES[model_type].is_decoder else {}
 
 
 @st.composite

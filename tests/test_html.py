@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.site import normalize_text, notebook_title, page_display_math
 from tests.test_slides import NOTEBOOKS, ROOT, load, open_pages  # one build lock, one browser runner
+
+from sitekit import normalize_text, notebook_title, page_display_math  # noqa: E402  (.ci/, put on sys.path by test_slides)
 
 HTML = ROOT / "build" / "html"
 

@@ -2,7 +2,7 @@
 
 Each deck is opened in headless Chromium with the network cut off (names resolve nowhere, http goes to a
 dead proxy, and Chromium's net log must show no request from the page). What a deck must hold is computed
-from its .ipynb (helpers/site.py), never typed in. Chromium is required: without it these tests fail
+from its .ipynb (.ci/sitekit.py), never typed in. Chromium is required: without it these tests fail
 (``make test`` installs the Debian package). The fixture runs ``make slides`` first, which rebuilds only
 decks older than their notebooks, so the tests always look at the current decks.
 """
@@ -14,12 +14,14 @@ import importlib.util
 import json
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from helpers.site import (
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))  # the site tooling is no part of helpers
+from sitekit import (  # noqa: E402
     deck_display_math, is_solution, normalize_text, notes_texts, on_slides, prose_runs, slide_cell_ids, slide_hashes,
     slide_layout, slide_type, solution_runs, source,
 )
@@ -171,7 +173,7 @@ def test_speaker_view_opens_offline_with_the_notes():
 
 
 def test_slide_layout_follows_nbconvert():
-    """helpers.site.slide_layout reads the metadata as nbconvert's own preprocessor does."""
+    """sitekit.slide_layout reads the metadata as nbconvert's own preprocessor does."""
     from nbconvert.exporters.slides import _RevealMetadataPreprocessor
     from nbformat import from_dict
 

@@ -16,15 +16,14 @@ import pytest
 from helpers import count_model, load_config
 from helpers.config import MODELS_DIR
 
-MODELS = ["bert-base-uncased", "llama-7b", "gpt3-175b"]
+MODELS = ["bert-base-uncased", "llama-7b", "gpt3-175b", "mistral-7b-v0.1"]
 
 HF_SNIPPET = """
 import json, sys, torch, transformers
 transformers.logging.set_verbosity_error()
 raw = json.load(open(sys.argv[1]))
 config = transformers.AutoConfig.for_model(**raw)
-cls = {"bert": transformers.BertModel, "roberta": transformers.RobertaModel,
-       "gpt2": transformers.GPT2LMHeadModel, "llama": transformers.LlamaForCausalLM}[raw["model_type"]]
+cls = getattr(transformers, sys.argv[2])
 with torch.device("meta"):
     model = cls(config)
 print(sum(p.numel() for p in model.parameters()))
@@ -38,8 +37,7 @@ def transformers_count(name: str) -> int:
     transformers.logging.set_verbosity_error()
     raw = json.loads((MODELS_DIR / f"{name}.json").read_text())
     config = transformers.AutoConfig.for_model(**raw)
-    cls = {"bert": transformers.BertModel, "gpt2": transformers.GPT2LMHeadModel,
-           "llama": transformers.LlamaForCausalLM}[raw["model_type"]]
+    cls = getattr(transformers, load_config(name).architecture)  # the class the family mirrors
     with torch.device("meta"):
         model = cls(config)
     return sum(p.numel() for p in model.parameters())
@@ -69,6 +67,7 @@ def test_cli_fresh_interpreter(benchmark, name):
 @pytest.mark.parametrize("name", MODELS)
 def test_transformers_fresh_interpreter(benchmark, name):
     benchmark.group = f"fresh interpreter {name}"
-    run = lambda: subprocess.run([sys.executable, "-c", HF_SNIPPET, str(MODELS_DIR / f"{name}.json")],  # noqa: E731
+    run = lambda: subprocess.run([sys.executable, "-c", HF_SNIPPET, str(MODELS_DIR / f"{name}.json"),
+                                  load_config(name).architecture],  # noqa: E731
                                  capture_output=True, text=True, check=True).stdout
     assert int(benchmark.pedantic(run, rounds=3, iterations=1)) == count_model(load_config(name)).total

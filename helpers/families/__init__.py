@@ -1,0 +1,24 @@
+"""The model families the engine counts, one module each, and their registry.
+
+Introduced in ``00_overview``. A family is described once (:class:`~helpers.families.base.Family`): the
+config keys it reads, its tensor layout with each tensor's kind, its parameter formulas, its FLOPs, its KV
+cache, and the transformers and torch-reference classes it mirrors. Counting, FLOPs, memory, the printed
+formulas and the tests all read :data:`FAMILIES`; adding a family is one module here, one line below and
+its ``data/models/`` file (see the README, "Adding a model family").
+"""
+
+from __future__ import annotations
+
+from . import albert, bert, distilbert, electra, gemma, gemma2, gpt2, gpt_neox, llama, mistral, opt, phi3, qwen2, qwen3, t5
+from .base import Family
+
+FAMILIES: dict[str, Family] = {
+    family.model_type: family
+    for family in (bert.BERT, bert.ROBERTA, gpt2.GPT2, llama.LLAMA, mistral.MISTRAL, qwen2.QWEN2, qwen3.QWEN3,
+                   phi3.PHI3, gemma.GEMMA, gemma2.GEMMA2, gpt_neox.GPT_NEOX, opt.OPT, t5.T5, bert.XLM_ROBERTA,
+                   distilbert.DISTILBERT, electra.ELECTRA, albert.ALBERT)
+}
+
+SUPPORTED = tuple(FAMILIES)
+
+__all__ = ["FAMILIES", "SUPPORTED", "Family"]

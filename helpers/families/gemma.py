@@ -1,0 +1,58 @@
+"""Gemma as transformers builds it (``GemmaForCausalLM``): LLaMA's tensors, a head_dim of its own, a tied head.
+
+Introduced in ``07_decoder_llms``. Every tensor name and shape is LLaMA's (``model.embed_tokens``, q/k/v/o,
+gate/up/down, two RMSNorms per layer and a final one), so the layout, formulas and FLOPs are LLaMA's. What
+differs is the config dialect:
+
+* ``head_dim`` is 256 by default and sizes the heads alone: gemma-7b has 16 heads × 256 = 4096 query
+  columns for a hidden size of 3072, so ``q_proj`` is 4096 × 3072 and ``o_proj`` 3072 × 4096; transformers
+  does not even require the heads to divide H (``heads_divide_hidden=False``);
+* the LM head is tied to the token table by default (``tie_word_embeddings: true``): one V × H tensor,
+  counted once, multiplied twice (lookup and logits);
+* the RMSNorm gains are stored as offsets from 1 (the layer computes ``x̂ · (1 + w)`` and initialises ``w``
+  to 0): the same H parameters per norm, the same count;
+* the token table has a padding row (``pad_token_id`` 0) and its output is scaled by √H (a buffer, no
+  parameter); the MLP's GELU and the scale are elementwise: no FLOP FlopCounterMode sees.
+
+Keys GemmaConfig does not declare but transformers' cache still reads (``sliding_window``, ``layer_types``,
+``attention_chunk_size``) would make ``DynamicCache`` keep only a window of tokens while the mask still sees
+them all: refused rather than modelled.
+"""
+
+from __future__ import annotations
+
+from ..config import Flag, Size
+from . import llama
+from .base import Family
+
+_CACHE_ONLY = "GemmaConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
+
+GEMMA = Family(
+    model_type="gemma",
+    architecture="GemmaForCausalLM",
+    sizes=(
+        Size("vocab_size", "V", 256000),
+        Size("hidden_size", "H", 3072),
+        Size("num_hidden_layers", "L", 28),
+        Size("num_attention_heads", "A", 16),
+        Size("num_key_value_heads", "A_kv", 16),  # an int field: null is refused, as transformers refuses it
+        Size("head_dim", "d_k", 256),  # not H // A: gemma-7b has 16 × 256 = 4096 ≠ 3072
+        Size("intermediate_size", "I", 24576),
+        Size("max_position_embeddings", "P", 8192),
+    ),
+    flags=(Flag("tie_word_embeddings", True), Flag("attention_bias", False)),
+    refused={
+        "sliding_window": (None, _CACHE_ONLY),
+        "layer_types": (None, _CACHE_ONLY),
+        "attention_chunk_size": (None, _CACHE_ONLY),
+    },
+    derive=llama.LLAMA.derive,  # the key/value heads share the query heads evenly
+    pad_token_id=0,  # GemmaTextScaledWordEmbedding has a padding row
+    heads_divide_hidden=False,
+    layout=llama.LLAMA.layout,
+    formulas=llama.LLAMA.formulas,
+    flops=lambda c: dict(llama.FLOPS),
+    kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
+    positions=lambda c: None,  # rotary: no position table
+    torch_ref="LlamaForCausalLM",  # the same tensors, names and matmuls as LLaMA's reference
+)

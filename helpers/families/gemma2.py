@@ -1,0 +1,83 @@
+"""Gemma 2 as transformers builds it (``Gemma2ForCausalLM``): four RMSNorms per layer, windowed and global layers.
+
+Introduced in ``07_decoder_llms``. Gemma's tensors (head_dim of its own, tied head, gains stored as offsets
+from 1) with two more norms per layer: each sub-layer is sandwiched, ``input_layernorm`` before attention and
+``post_attention_layernorm`` after it, ``pre_feedforward_layernorm`` before the MLP and
+``post_feedforward_layernorm`` after it: 4H per layer instead of 2H.
+
+The layers alternate: layer 0, 2, 4 … attend within a sliding window of ``sliding_window`` tokens, layer 1,
+3, 5 … to everything (``Gemma2Config.layer_types``: ``L_w = ⌈L/2⌉`` windowed and ``L_g = ⌊L/2⌋`` global layers).
+The window changes no tensor and, with eager attention (the full S×S, masked afterwards), no FLOP; it changes
+the cache: transformers 5's ``DynamicSlidingWindowLayer`` keeps the last ``W − 1`` tokens of a windowed layer,
+a global layer keeps them all. The logit soft-capping (``tanh`` of scores and logits) is elementwise: 0 FLOPs.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..config import ConfigError, Flag, ModelConfig, Size
+from ..params import LAYER_NORM, Block, Layout, Param
+from . import llama
+from .base import Family
+
+
+def layout(c: ModelConfig) -> Layout:
+    """LLaMA's tensors, with ``pre_feedforward_layernorm`` and ``post_feedforward_layernorm`` in every layer.
+
+    Introduced in ``07_decoder_llms``.
+    """
+    H = c["H"]
+    head, stack, tail = llama.LLAMA.layout(c).blocks
+    extra = (Param.norm("pre_feedforward_layernorm.weight", (H,), LAYER_NORM, "H"),
+             Param.norm("post_feedforward_layernorm.weight", (H,), LAYER_NORM, "H"))
+    return Layout((head, Block.stack(stack.prefix, stack.params + extra, c["L"]), tail))
+
+
+def formulas(c: ModelConfig) -> dict[str, str]:
+    """LLaMA's formulas with four norms per layer: ``(4L + 1)·H``.
+
+    Introduced in ``07_decoder_llms``.
+    """
+    return {**llama.LLAMA.formulas(c), LAYER_NORM: "(4*L + 1)*H"}
+
+
+def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    """The windowed (``L_w``, even indices) and global (``L_g``) layers; a window the cache can hold.
+
+    Introduced in ``07_decoder_llms``.
+    """
+    if sizes["W"] == 1:
+        raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
+                                            "keeps every token instead of none")
+    llama.LLAMA.derive(sizes, keys)
+    sizes["L_w"] = (sizes["L"] + 1) // 2  # "sliding_attention" if (i + 1) % 2 else "full_attention"
+    sizes["L_g"] = sizes["L"] // 2
+
+
+GEMMA2 = Family(
+    model_type="gemma2",
+    architecture="Gemma2ForCausalLM",
+    sizes=(
+        Size("vocab_size", "V", 256000),
+        Size("hidden_size", "H", 2304),
+        Size("num_hidden_layers", "L", 26),
+        Size("num_attention_heads", "A", 8),
+        Size("num_key_value_heads", "A_kv", 4),
+        Size("head_dim", "d_k", 256),  # not H // A
+        Size("intermediate_size", "I", 9216),
+        Size("max_position_embeddings", "P", 8192),
+        Size("sliding_window", "W", 4096),  # null: transformers fails building the cache (refused here)
+    ),
+    flags=(Flag("tie_word_embeddings", True), Flag("attention_bias", False)),
+    refused={"layer_types": (None, "per-layer attention types other than Gemma 2's alternation (windowed on even "
+                                   "layers, global on odd ones) are not modelled")},
+    derive=derive,
+    pad_token_id=0,
+    layout=layout,
+    formulas=formulas,
+    flops=lambda c: dict(llama.FLOPS),
+    kv_cache=lambda c: "2*A_kv*d_k*(L_w*min(S, W - 1) + L_g*S)*B",
+    positions=lambda c: None,  # rotary: no position table
+    torch_ref="Gemma2ForCausalLM",
+)

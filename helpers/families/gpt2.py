@@ -1,0 +1,95 @@
+"""GPT-2 as transformers builds it (``GPT2LMHeadModel``; Conv1D weights stored [in, out]).
+
+Introduced in ``07_decoder_llms``. The LM head is the token table (tied) unless ``tie_word_embeddings``
+is false; its matmul is counted either way.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..config import Flag, ModelConfig, Size
+from ..params import (
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
+    Param,
+)
+from .base import Family
+
+
+def _layout(c: ModelConfig) -> Layout:
+    V, P, H, I = c["V"], c["P"], c["H"], c["I"]
+    tied = c.flags["tie_word_embeddings"]
+    layer = [
+        Param.norm("ln_1.weight", (H,), LAYER_NORM, "H"),
+        Param.norm("ln_1.bias", (H,), LAYER_NORM, "H"),
+        Param.matrix("attn.c_attn.weight", (H, 3 * H), ATTENTION, "3*H**2"),
+        Param.bias("attn.c_attn.bias", (3 * H,), ATTENTION, "3*H"),
+        Param.matrix("attn.c_proj.weight", (H, H), ATTENTION, "H**2"),
+        Param.bias("attn.c_proj.bias", (H,), ATTENTION, "H"),
+        Param.norm("ln_2.weight", (H,), LAYER_NORM, "H"),
+        Param.norm("ln_2.bias", (H,), LAYER_NORM, "H"),
+        Param.matrix("mlp.c_fc.weight", (H, I), FEED_FORWARD, "H*I"),
+        Param.bias("mlp.c_fc.bias", (I,), FEED_FORWARD, "I"),
+        Param.matrix("mlp.c_proj.weight", (I, H), FEED_FORWARD, "I*H"),
+        Param.bias("mlp.c_proj.bias", (H,), FEED_FORWARD, "H"),
+    ]
+    tail = [Param.norm("transformer.ln_f.weight", (H,), LAYER_NORM, "H"),
+            Param.norm("transformer.ln_f.bias", (H,), LAYER_NORM, "H")]
+    if not tied:
+        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
+    return Layout((
+        Block.once(Param.table("transformer.wte.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else ""),
+                   Param.table("transformer.wpe.weight", (P, H), EMBEDDINGS, "P*H")),
+        Block.stack("transformer.h.{i}.", layer, c["L"]),
+        Block.once(*tail),
+    ))
+
+
+def _formulas(c: ModelConfig) -> dict[str, str]:
+    formulas = {
+        EMBEDDINGS: "(V + P)*H",
+        ATTENTION: "L*(4*H**2 + 4*H)",
+        FEED_FORWARD: "L*(2*H*I + I + H)",
+        LAYER_NORM: "4*L*H + 2*H",
+    }
+    if not c.flags["tie_word_embeddings"]:
+        formulas[LM_HEAD] = "V*H"
+    return formulas
+
+
+FLOPS = {
+    EMBEDDINGS: "0",
+    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
+    ATTENTION_SCORES: "4*L*B*S**2*H",
+    FEED_FORWARD: "4*L*B*S*H*I",
+    LAYER_NORM: "0",
+    LM_HEAD: "2*B*S*V*H",
+}
+
+
+def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    sizes.setdefault("I", 4 * sizes["H"])  # n_inner: None means 4 * n_embd
+
+
+GPT2 = Family(
+    model_type="gpt2",
+    architecture="GPT2LMHeadModel",
+    sizes=(
+        Size("vocab_size", "V", 50257),
+        Size("n_embd", "H", 768, aliases=("hidden_size",)),
+        Size("n_layer", "L", 12, aliases=("num_hidden_layers",)),
+        Size("n_head", "A", 12, aliases=("num_attention_heads",)),
+        Size("n_inner", "I", None),  # None: 4 * n_embd
+        Size("n_positions", "P", 1024, aliases=("max_position_embeddings",)),
+    ),
+    flags=(Flag("tie_word_embeddings", True),),
+    refused={"add_cross_attention": (False, "cross-attention layers are not modelled")},
+    derive=_derive,
+    padded=(),  # GPT-2's tables have no padding row
+    layout=_layout,
+    formulas=_formulas,
+    flops=lambda c: dict(FLOPS),
+    kv_cache=lambda c: "2*L*A*d_k*S*B",
+    positions=lambda c: c["P"],
+    torch_ref="GPT2LMHeadModel",
+)

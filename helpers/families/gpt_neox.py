@@ -1,0 +1,117 @@
+"""GPT-NeoX and Pythia as transformers builds them (``GPTNeoXForCausalLM``).
+
+Introduced in ``07_decoder_llms``. GPT-2's per-layer sizes (4H² + 4H of attention, 2H·I + I + H of MLP,
+two LayerNorms with γ and β) in another layout:
+
+* Q, K and V come from one fused ``attention.query_key_value`` of 3H × H with a 3H bias (the heads
+  interleaved: each head's q, k and v side by side), then ``attention.dense`` H × H; both lose their biases
+  with ``attention_bias: false``; the MLP (``dense_h_to_4h``, ``dense_4h_to_h``) always has biases;
+* no position table: rotary angles on the first ``rotary_pct`` of each head (Pythia: a quarter), the rest
+  passed through: no parameter, no matmul, and the cache still holds whole heads of d_k = H/A;
+* ``use_parallel_residual`` (Pythia: true) adds attention and MLP to the same input, ``x + attn(ln₁(x)) +
+  mlp(ln₂(x))``, instead of one after the other: the same tensors and the same matmuls;
+* the output head is untied (``tie_word_embeddings: false``): transformers 5 names it ``lm_head.weight``;
+  the checkpoints on disk call it ``embed_out.weight`` (renamed at load time).
+
+Keys GPTNeoXConfig does not declare but transformers' cache still reads (``sliding_window``, ``layer_types``,
+``attention_chunk_size``) would make ``DynamicCache`` keep only a window of tokens: refused, not modelled.
+"""
+
+from __future__ import annotations
+
+from ..config import Flag, ModelConfig, Size
+from ..params import (
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
+    Param,
+)
+from .base import Family
+
+_CACHE_ONLY = "GPTNeoXConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
+
+
+def layout(c: ModelConfig) -> Layout:
+    """GPT-NeoX's tensors: ``embed_in``, L layers (two LayerNorms, fused QKV, dense, MLP), final LayerNorm, head.
+
+    Introduced in ``07_decoder_llms``.
+    """
+    V, H, I = c["V"], c["H"], c["I"]
+    bias, tied = c.flags["attention_bias"], c.flags["tie_word_embeddings"]
+    layer = [
+        Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
+        Param.norm("input_layernorm.bias", (H,), LAYER_NORM, "H"),
+        Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H"),
+        Param.norm("post_attention_layernorm.bias", (H,), LAYER_NORM, "H"),
+        Param.matrix("attention.query_key_value.weight", (3 * H, H), ATTENTION, "3*H**2"),
+    ]
+    if bias:
+        layer.append(Param.bias("attention.query_key_value.bias", (3 * H,), ATTENTION, "3*H"))
+    layer.append(Param.matrix("attention.dense.weight", (H, H), ATTENTION, "H**2"))
+    if bias:
+        layer.append(Param.bias("attention.dense.bias", (H,), ATTENTION, "H"))
+    layer += [
+        Param.matrix("mlp.dense_h_to_4h.weight", (I, H), FEED_FORWARD, "I*H"),
+        Param.bias("mlp.dense_h_to_4h.bias", (I,), FEED_FORWARD, "I"),
+        Param.matrix("mlp.dense_4h_to_h.weight", (H, I), FEED_FORWARD, "H*I"),
+        Param.bias("mlp.dense_4h_to_h.bias", (H,), FEED_FORWARD, "H"),
+    ]
+    tail = [Param.norm("gpt_neox.final_layer_norm.weight", (H,), LAYER_NORM, "H"),
+            Param.norm("gpt_neox.final_layer_norm.bias", (H,), LAYER_NORM, "H")]
+    if not tied:
+        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
+    return Layout((
+        Block.once(Param.table("gpt_neox.embed_in.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
+        Block.stack("gpt_neox.layers.{i}.", layer, c["L"]),
+        Block.once(*tail),
+    ))
+
+
+def formulas(c: ModelConfig) -> dict[str, str]:
+    """GPT-NeoX's parameter formulas per component (GPT-2's, without a position table).
+
+    Introduced in ``07_decoder_llms``.
+    """
+    result = {
+        EMBEDDINGS: "V*H",
+        ATTENTION: "L*(4*H**2 + 4*H)" if c.flags["attention_bias"] else "4*L*H**2",
+        FEED_FORWARD: "L*(2*H*I + I + H)",
+        LAYER_NORM: "4*L*H + 2*H",
+    }
+    if not c.flags["tie_word_embeddings"]:
+        result[LM_HEAD] = "V*H"
+    return result
+
+
+FLOPS = {
+    EMBEDDINGS: "0",
+    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
+    ATTENTION_SCORES: "4*L*B*S**2*H",
+    FEED_FORWARD: "4*L*B*S*H*I",
+    LAYER_NORM: "0",
+    LM_HEAD: "2*B*S*V*H",
+}
+
+GPT_NEOX = Family(
+    model_type="gpt_neox",
+    architecture="GPTNeoXForCausalLM",
+    sizes=(
+        Size("vocab_size", "V", 50432),
+        Size("hidden_size", "H", 6144),
+        Size("num_hidden_layers", "L", 44),
+        Size("num_attention_heads", "A", 64),
+        Size("intermediate_size", "I", 24576),  # no I = 4H default: the file says it (Pythia: 4H)
+        Size("max_position_embeddings", "P", 2048),
+    ),
+    flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", True), Flag("use_parallel_residual", True)),
+    refused={
+        "sliding_window": (None, _CACHE_ONLY),
+        "layer_types": (None, _CACHE_ONLY),
+        "attention_chunk_size": (None, _CACHE_ONLY),
+    },
+    padded=(),  # embed_in has no padding row
+    layout=layout,
+    formulas=formulas,
+    flops=lambda c: dict(FLOPS),
+    kv_cache=lambda c: "2*L*A*d_k*S*B",  # whole heads of d_k = H/A, rotated part and passed part alike
+    positions=lambda c: None,  # rotary: no position table
+    torch_ref="GPTNeoXForCausalLM",
+)

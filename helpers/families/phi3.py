@@ -1,0 +1,110 @@
+"""Phi-3 as transformers builds it (``Phi3ForCausalLM``): LLaMA's layer with fused projections.
+
+Introduced in ``07_decoder_llms``. Each layer holds one ``qkv_proj`` of ``(A + 2·A_kv)·d_k × H`` (queries, keys
+and values stacked, split after the matmul) and one ``gate_up_proj`` of ``2I × H`` (gate and up, chunked), so
+Phi-3 has the same parameters and FLOPs as a LLaMA of the same sizes in fewer, larger tensors (4 matrices a
+layer instead of 7). transformers registers ``o_proj`` before ``qkv_proj``. No bias anywhere (``attention_bias``
+in a Phi-3 file is not read by Phi3Config). ``partial_rotary_factor`` and ``rope_scaling`` (LongRoPE's
+short/long factors) change the rotation only, no tensor. The token table has a padding row
+(``pad_token_id``, 32000 by default). ``sliding_window`` (2047 in Phi-3-mini-4k) windows every layer: the
+cache keeps the last ``W − 1`` tokens, as Mistral's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..config import ConfigError, Flag, ModelConfig, Size
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from . import llama
+from .base import Family
+
+
+def layout(c: ModelConfig) -> Layout:
+    """Phi-3's tensors: token table, L layers (o_proj, qkv_proj, gate_up_proj, down_proj, two RMSNorms), norm, head.
+
+    Introduced in ``07_decoder_llms``.
+    """
+    V, H, I, A, A_kv, d_k = c["V"], c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
+    tied = c.flags["tie_word_embeddings"]
+    layer = [
+        Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"),
+        Param.matrix("self_attn.qkv_proj.weight", ((A + 2 * A_kv) * d_k, H), ATTENTION, "(A + 2*A_kv)*d_k*H"),
+        Param.matrix("mlp.gate_up_proj.weight", (2 * I, H), FEED_FORWARD, "2*I*H"),
+        Param.matrix("mlp.down_proj.weight", (H, I), FEED_FORWARD, "H*I"),
+        Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
+        Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H"),
+    ]
+    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
+    if not tied:
+        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
+    return Layout((
+        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
+        Block.stack("model.layers.{i}.", layer, c["L"]),
+        Block.once(*tail),
+    ))
+
+
+def formulas(c: ModelConfig) -> dict[str, str]:
+    """Phi-3's parameter formulas per component (LLaMA's without biases: the fused tensors hold the same values).
+
+    Introduced in ``07_decoder_llms``.
+    """
+    result = {
+        EMBEDDINGS: "V*H",
+        ATTENTION: "L*(2*A*d_k*H + 2*A_kv*d_k*H)",
+        FEED_FORWARD: "L*(3*H*I)",
+        LAYER_NORM: "(2*L + 1)*H",
+    }
+    if not c.flags["tie_word_embeddings"]:
+        result[LM_HEAD] = "V*H"
+    return result
+
+
+def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
+    """Phi-3's own refusals: ``head_dim: null`` (transformers' attention fails on it) and a window of 1.
+
+    Introduced in ``07_decoder_llms``.
+    """
+    if "head_dim" in raw and raw["head_dim"] is None:
+        raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
+                                      "num_attention_heads)")
+    if sizes.get("W") == 1:
+        raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
+                                            "keeps every token instead of none")
+
+
+# keys transformers would read that would change the cache in a way this engine does not model
+REFUSED = {
+    "layer_types": (None, "Phi3Config has no per-layer attention types, but the cache would follow such a list; "
+                          "this engine does not"),
+    "attention_chunk_size": (None, "chunked attention caches are not modelled"),
+}
+
+PHI3 = Family(
+    model_type="phi3",
+    architecture="Phi3ForCausalLM",
+    sizes=(
+        Size("vocab_size", "V", 32064),
+        Size("hidden_size", "H", 3072),
+        Size("num_hidden_layers", "L", 32),
+        Size("num_attention_heads", "A", 32),
+        Size("num_key_value_heads", "A_kv", None),  # None: A (multi-head attention)
+        Size("head_dim", "d_k", None),  # not a Phi3Config field, but read: None means H // A
+        Size("intermediate_size", "I", 8192),
+        Size("max_position_embeddings", "P", 4096),
+        Size("sliding_window", "W", None),  # None: no window, the cache keeps every token
+    ),
+    flags=(Flag("tie_word_embeddings", False),),
+    refused=REFUSED,
+    derive=llama.LLAMA.derive,
+    read=read,
+    heads_split_hidden=False,
+    pad_token_id=32000,
+    layout=layout,
+    formulas=formulas,
+    flops=lambda c: dict(llama.FLOPS),
+    kv_cache=lambda c: "2*L*A_kv*d_k*min(S, W - 1)*B" if "W" in c.sizes else "2*L*A_kv*d_k*S*B",
+    positions=lambda c: None,  # rotary: no position table
+    torch_ref="Phi3ForCausalLM",
+)

@@ -1,0 +1,152 @@
+"""T5, T5 v1.1 and FLAN-T5 as transformers builds them (``T5ForConditionalGeneration``): an encoder–decoder.
+
+Introduced in ``07_decoder_llms``. Two stacks share one token table ``shared`` (V × H), which is also the
+LM head:
+
+* the encoder (L layers): self-attention (q, k, v: A·d_k × H each, o: H × A·d_k; d_k = ``d_kv`` need not be
+  H/A), then the feed-forward; the decoder (L_d layers, ``num_decoder_layers``, L unless given): causal
+  self-attention, cross-attention (``EncDecAttention``: the same four matrices, its k and v over the encoder's
+  tokens), then the feed-forward;
+* no position table: a relative attention bias ``relative_attention_bias`` (R × A, R buckets), in layer 0
+  of each stack only, shared by the other layers of that stack;
+* no bias anywhere; T5LayerNorm is an RMSNorm with a gain γ only (H): one per sub-layer and one final per stack;
+* the feed-forward is ``wi`` (I × H) and ``wo`` (H × I) with ReLU (t5-small, ``feed_forward_proj: relu``), or
+  gated (``gated-gelu``, T5 v1.1 and FLAN-T5): ``wi_0`` and ``wi_1`` (I × H each) and ``wo``. G counts its input
+  matrices (1, or 2 when gated): (G + 1)·H·I per layer.
+
+**Always tied.** transformers 5.23's ``T5Config`` forces ``tie_word_embeddings = True``: a file's ``false``
+(T5 v1.1, FLAN-T5) no longer unties the head; it only turns off the rescaling of the decoder's output by
+H^-½ (``scale_decoder_outputs = False``). So ``lm_head.weight`` is ``shared.weight`` whatever the file says:
+flan-t5-base counts 222,903,552 (its checkpoint on disk still holds a separate head of V·H more).
+``tie_word_embeddings`` is therefore not read.
+
+**Two lengths.** The encoder reads S_enc tokens and the decoder S_dec; the engine's FLOPs and KV cache take
+one S, so both lengths are S here (the tests feed ``decoder_input_ids = input_ids``). The KV cache is
+transformers' ``EncoderDecoderCache``: the decoder's self-attention keys and values over its S tokens, plus
+the cross-attention keys and values over the encoder's S tokens, for each of the L_d decoder layers.
+
+``is_encoder_decoder: false`` would leave the cross-attention uncached: refused, as are ``sliding_window``,
+``layer_types`` and ``attention_chunk_size`` (T5Config has no such field, yet DynamicCache would read them).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from ..config import ConfigError, ModelConfig, Size
+from ..params import (
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
+    Param,
+)
+from .base import Family
+
+_CACHE_ONLY = "T5Config has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
+
+
+def _attention(name: str, c: ModelConfig) -> list[Param]:
+    H, A, d_k = c["H"], c["A"], c["d_k"]
+    return [Param.matrix(f"{name}.q.weight", (A * d_k, H), ATTENTION, "A*d_k*H"),
+            Param.matrix(f"{name}.k.weight", (A * d_k, H), ATTENTION, "A*d_k*H"),
+            Param.matrix(f"{name}.v.weight", (A * d_k, H), ATTENTION, "A*d_k*H"),
+            Param.matrix(f"{name}.o.weight", (H, A * d_k), ATTENTION, "H*A*d_k")]
+
+
+def _layer(c: ModelConfig, decoder: bool, first: bool) -> list[Param]:
+    """One block of a stack: ``layer.0`` self-attention (+ the relative bias in block 0), [``layer.1`` cross], FF."""
+    H, I = c["H"], c["I"]
+    params = _attention("layer.0.SelfAttention", c)
+    if first:
+        params.append(Param.table("layer.0.SelfAttention.relative_attention_bias.weight", (c["R"], c["A"]),
+                                  EMBEDDINGS, "R*A"))
+    params.append(Param.norm("layer.0.layer_norm.weight", (H,), LAYER_NORM, "H"))
+    ff = 1
+    if decoder:
+        params += _attention("layer.1.EncDecAttention", c)
+        params.append(Param.norm("layer.1.layer_norm.weight", (H,), LAYER_NORM, "H"))
+        ff = 2
+    wi = ("wi_0", "wi_1") if c["G"] == 2 else ("wi",)
+    params += [Param.matrix(f"layer.{ff}.DenseReluDense.{w}.weight", (I, H), FEED_FORWARD, "I*H") for w in wi]
+    params += [Param.matrix(f"layer.{ff}.DenseReluDense.wo.weight", (H, I), FEED_FORWARD, "H*I"),
+               Param.norm(f"layer.{ff}.layer_norm.weight", (H,), LAYER_NORM, "H")]
+    return params
+
+
+def _layout(c: ModelConfig) -> Layout:
+    """T5's tensors: ``shared`` (also the LM head), the encoder's blocks and final norm, the decoder's."""
+    H = c["H"]
+    blocks = [Block.once(Param.table("shared.weight", (c["V"], H), EMBEDDINGS, "V*H", tokens="B*S"))]
+    for stack, layers in (("encoder", c["L"]), ("decoder", c["L_d"])):
+        decoder = stack == "decoder"
+        blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, True)), range(0, 1)))
+        blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, False)), range(1, layers)))
+        blocks.append(Block.once(Param.norm(f"{stack}.final_layer_norm.weight", (H,), LAYER_NORM, "H")))
+    return Layout(tuple(blocks))
+
+
+def _formulas(c: ModelConfig) -> dict[str, str]:
+    """T5's parameter formulas per component (the LM head is ``shared``: no line of its own)."""
+    return {
+        EMBEDDINGS: "V*H + 2*R*A",
+        ATTENTION: "4*(L + 2*L_d)*A*d_k*H",
+        LAYER_NORM: "(2*L + 3*L_d + 2)*H",
+        FEED_FORWARD: "(G + 1)*(L + L_d)*H*I",
+    }
+
+
+FLOPS = {  # the encoder and the decoder both over S tokens
+    EMBEDDINGS: "0",
+    ATTENTION_PROJECTIONS: "8*(L + 2*L_d)*B*S*A*d_k*H",
+    ATTENTION_SCORES: "4*(L + 2*L_d)*B*S**2*A*d_k",
+    FEED_FORWARD: "2*(G + 1)*(L + L_d)*B*S*H*I",
+    LAYER_NORM: "0",
+    LM_HEAD: "2*B*S*V*H",
+}
+
+
+def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    sizes.setdefault("L_d", sizes["L"])  # num_decoder_layers: None means num_layers
+
+
+def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
+    """``feed_forward_proj``: ``ACT`` (wi, wo) or ``gated-ACT`` (wi_0, wi_1, wo), as T5Config checks it."""
+    proj = raw.get("feed_forward_proj", "relu")
+    parts = proj.split("-") if isinstance(proj, str) else []
+    if not parts or not all(parts) or len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated"):
+        raise ConfigError("feed_forward_proj", f"{json.dumps(proj)} is neither \"ACT\" nor \"gated-ACT\" (e.g. \"relu\", "
+                                               "\"gated-gelu\")")
+    sizes["G"] = len(parts)  # input matrices of the feed-forward: 2 when gated
+
+
+T5 = Family(
+    model_type="t5",
+    architecture="T5ForConditionalGeneration",
+    sizes=(
+        Size("vocab_size", "V", 32128),
+        Size("d_model", "H", 512, aliases=("hidden_size",)),
+        Size("d_kv", "d_k", 64, aliases=("head_dim",)),
+        Size("d_ff", "I", 2048),
+        Size("num_layers", "L", 6, aliases=("num_hidden_layers",)),
+        Size("num_decoder_layers", "L_d", None, nullable=True),  # None: num_layers
+        Size("num_heads", "A", 8, aliases=("num_attention_heads",)),
+        Size("relative_attention_num_buckets", "R", 32),
+    ),
+    refused={
+        "is_encoder_decoder": (True, "without it the decoder would not cache the cross-attention keys and values"),
+        "sliding_window": (None, _CACHE_ONLY),
+        "layer_types": (None, _CACHE_ONLY),
+        "attention_chunk_size": (None, _CACHE_ONLY),
+    },
+    derive=_derive,
+    read=_read,
+    heads_divide_hidden=False,  # d_kv sizes the heads: A·d_k need not be H
+    pad_token_id=0,
+    padded=(),  # shared has no padding row
+    layout=_layout,
+    formulas=_formulas,
+    flops=lambda c: dict(FLOPS),
+    # EncoderDecoderCache: self-attention over the decoder's S tokens + cross-attention over the encoder's S tokens
+    kv_cache=lambda c: "2*L_d*A*d_k*S*B + 2*L_d*A*d_k*S*B",
+    positions=lambda c: None,  # relative attention bias: no position table, no longest sequence
+    torch_ref="T5ForConditionalGeneration",
+)
