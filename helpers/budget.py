@@ -68,7 +68,11 @@ _TP_SPLITS: dict[str, tuple[tuple[str, int], ...]] = {
               ("gate_proj.weight", 0), ("gate_proj.bias", 0), ("up_proj.weight", 0), ("up_proj.bias", 0),
               ("down_proj.weight", 1), ("embed_tokens.weight", 0), ("lm_head.weight", 0)),
 }
-_TP_SPLITS["roberta"] = _TP_SPLITS["bert"]
+# families that keep another family's tensor names (their extra tensors, q/k norms or Gemma 2's sandwich norms,
+# are replicated); a family not listed here is refused for --tp > 1 rather than split wrongly
+for _alias, _like in (("roberta", "bert"), ("xlm-roberta", "bert"), ("mistral", "llama"), ("qwen2", "llama"),
+                      ("qwen3", "llama"), ("gemma", "llama"), ("gemma2", "llama")):
+    _TP_SPLITS[_alias] = _TP_SPLITS[_like]
 
 
 # --- hardware and reported figures (data/hardware.json) ---------------------------------------------
@@ -144,6 +148,9 @@ def context_length(config: ModelConfig) -> int:
     Introduced in ``10_budgets``.
     """
     longest = max_seq_len(config)
+    if longest is None and "P" not in config.sizes:
+        raise ConfigError("--seq-len", f"{config.name} states no context length (no position table, no "
+                                       "max_position_embeddings): give --seq-len")
     return config["P"] if longest is None else longest
 
 
@@ -283,6 +290,9 @@ def check_tp(config: ModelConfig, tp: int) -> None:
     """
     if tp < 1:
         raise ConfigError("--tp", f"must be a positive integer, got {tp}")
+    if tp > 1 and config.model_type not in _TP_SPLITS:
+        raise ConfigError("--tp", f"the tensor-parallel split of model_type {config.model_type} is not described; "
+                                  f"described: {', '.join(sorted(_TP_SPLITS))}")
     keys = {"A": "num_attention_heads", "A_kv": "num_key_value_heads"}
     for symbol in ("A", "A_kv"):
         if symbol in config.sizes and config[symbol] % tp:
@@ -295,8 +305,10 @@ def tp_shape(param: Param, config: ModelConfig, tp: int) -> tuple[int, ...]:
 
     Introduced in ``10_budgets``.
     """
+    if tp == 1:
+        return param.shape
     dim = tp_split(param, config)
-    if dim is None or tp == 1:
+    if dim is None:
         return param.shape
     shape = list(param.shape)
     shape[dim] = -(-shape[dim] // tp)

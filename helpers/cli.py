@@ -120,7 +120,11 @@ def _batch_and_length(config: ModelConfig, args: argparse.Namespace, required: b
                           f"(RoBERTa numbers positions from pad_token_id + 1 = {config['P'] - longest})")
     batch = _positive("--batch", args.batch, None if required else 1)
     # memory's default length: what the position table covers (LLaMA: its trained context, P)
-    seq_len = _positive("--seq-len", args.seq_len, None if required else (config["P"] if longest is None else longest))
+    default = config.sizes.get("P") if longest is None else longest
+    if args.seq_len is None and default is None and not required:
+        raise ConfigError("--seq-len", f"{config.name} states no context length (no position table, no "
+                                       "max_position_embeddings): give --seq-len")
+    seq_len = _positive("--seq-len", args.seq_len, None if required else default)
     if longest is not None and seq_len > longest:
         raise ConfigError("--seq-len", f"{config.name} has positions for at most {longest} tokens, got {seq_len}")
     return batch, seq_len

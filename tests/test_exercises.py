@@ -205,3 +205,10 @@ def test_no_predicted_answer_is_printed_above_its_exercise(path):
         above = "\n".join(text(c) + "\n" + outputs(c) for c in nb[:i])
         for value in spellings(BANK[eid].answer()):
             assert value not in above, f"{eid}: its answer {value} is already printed above the exercise"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_solutions_start_folded_in_jupyterlab(path):
+    """A learner working in JupyterLab sees each solution collapsed until they click it open."""
+    solutions = [c for c in cells(path) if "solution" in c["metadata"].get("tags", [])]
+    assert solutions and all(c["metadata"].get("jupyter", {}).get("source_hidden") is True for c in solutions)
