@@ -147,6 +147,20 @@ def gpt_neox_configs(draw) -> dict:
 
 
 @st.composite
+def mixtral_configs(draw) -> dict:
+    """LLaMA's shapes (no bias switches) in Mixtral's dialect: E experts, k of them per token."""
+    config = {**draw(llama_configs()), "model_type": "mixtral"}
+    for key in ("attention_bias", "mlp_bias"):  # MixtralConfig has no bias switches
+        del config[key]
+    if "num_key_value_heads" not in config:  # Mixtral's default is 8 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    E = draw(st.integers(1, 4))
+    config["num_local_experts"] = E
+    config["num_experts_per_tok"] = draw(st.integers(1, E))
+    return config
+
+
+@st.composite
 def qwen2_configs(draw, model_type: str = "qwen2") -> dict:
     """Qwen2's (or Qwen3's) dialect: GQA, a head_dim that may leave H undivided, windows on some layers or none."""
     A_kv = draw(st.integers(1, 3))
@@ -212,6 +226,7 @@ STRATEGIES = {
     "gpt2": gpt2_configs(),
     "llama": llama_configs(),
     "mistral": mistral_configs(),
+    "mixtral": mixtral_configs(),
     "gemma": gemma_configs(),
     "gemma2": gemma2_configs(),
     "gpt_neox": gpt_neox_configs(),
@@ -233,6 +248,9 @@ TINY = {
               "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
     "mistral": {"model_type": "mistral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    "mixtral": {"model_type": "mixtral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "num_local_experts": 4,
+                "num_experts_per_tok": 2},
     "gemma": {"model_type": "gemma", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
     "gemma2": {"model_type": "gemma2", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
