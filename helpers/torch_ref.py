@@ -754,15 +754,15 @@ class Phi3ForCausalLM(_VariantForCausalLM):
 class MoeRouter(nn.Module):
     """``mlp.gate``: E × H logits per token, softmax, the top k experts and their weights."""
 
-    def __init__(self, c: ModelConfig) -> None:
+    def __init__(self, c: ModelConfig, normalise: bool = True) -> None:
         super().__init__()
-        self.top_k = c["k"]
+        self.top_k, self.normalise = c["k"], normalise
         self.weight = nn.Parameter(torch.empty(c["E"], c["H"]))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         probs = F.softmax(F.linear(x, self.weight), dim=-1)
         weights, index = torch.topk(probs, self.top_k, dim=-1)
-        return weights / weights.sum(dim=-1, keepdim=True), index
+        return (weights / weights.sum(dim=-1, keepdim=True) if self.normalise else weights), index
 
 
 class MoeExperts(nn.Module):
@@ -816,6 +816,45 @@ class MixtralForCausalLM(_VariantForCausalLM):
     """``MixtralForCausalLM``: LLaMA with a top-k mixture of E SwiGLU experts in every layer."""
 
     model_class = MixtralModel
+
+
+class Qwen3MoeSparseMoeBlock(nn.Module):
+    """Qwen3-MoE's sparse block: the experts (of width I_e) registered first, then the router (``gate``)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.experts = MoeExperts(c, "I_e")
+        self.gate = MoeRouter(c, normalise=c.flags["norm_topk_prob"])
+
+    forward = MixtralSparseMoeBlock.forward
+
+
+class Qwen3MoeDecoderLayer(_VariantDecoderLayer):
+    """A Qwen3-MoE layer: Qwen3's attention; a sparse block, or Qwen3's dense SwiGLU in the layers kept dense."""
+
+    attention = Qwen3Attention
+
+    def __init__(self, c: ModelConfig, i: int) -> None:
+        sparse = i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
+        self.mlp_class = Qwen3MoeSparseMoeBlock if sparse else LlamaMLP
+        super().__init__(c)
+
+
+class Qwen3MoeModel(_VariantModel):
+    """``model.`` of ``Qwen3MoeForCausalLM``: token table, L Qwen3-MoE layers, final RMSNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(Qwen3MoeDecoderLayer(c, i) for i in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class Qwen3MoeForCausalLM(_VariantForCausalLM):
+    """``Qwen3MoeForCausalLM``: Qwen3 with a top-k mixture of E experts in its sparse layers."""
+
+    model_class = Qwen3MoeModel
 
 
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:

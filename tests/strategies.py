@@ -193,6 +193,27 @@ def qwen2_configs(draw, model_type: str = "qwen2") -> dict:
 
 
 @st.composite
+def qwen3_moe_configs(draw) -> dict:
+    """Qwen3's attention (head_dim given, H free) with E experts, k per token, some layers kept dense."""
+    config = {**draw(qwen2_configs("qwen3")), "model_type": "qwen3_moe"}
+    for key in ("use_sliding_window", "sliding_window", "max_window_layers", "layer_types"):
+        config.pop(key, None)  # a window is refused for Qwen3-MoE
+    if config["num_key_value_heads"] is None:  # Qwen3MoeConfig refuses null here
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    E = draw(st.integers(0, 4))
+    L = config["num_hidden_layers"]
+    config.update({
+        "num_experts": E,
+        "num_experts_per_tok": draw(st.integers(1, max(E, 1))),
+        "moe_intermediate_size": draw(st.integers(1, 12)),
+        "decoder_sparse_step": draw(st.integers(1, 2)),
+        "mlp_only_layers": draw(st.lists(st.integers(0, L - 1), max_size=L, unique=True)),
+        "norm_topk_prob": draw(st.booleans()),
+    })
+    return config
+
+
+@st.composite
 def phi3_configs(draw) -> dict:
     """Phi-3's dialect: fused projections, a padding row in the token table, one window on every layer or none."""
     A_kv = draw(st.integers(1, 3))
@@ -232,6 +253,7 @@ STRATEGIES = {
     "gpt_neox": gpt_neox_configs(),
     "qwen2": qwen2_configs("qwen2"),
     "qwen3": qwen2_configs("qwen3"),
+    "qwen3_moe": qwen3_moe_configs(),
     "phi3": phi3_configs(),
 }
 
@@ -265,6 +287,12 @@ TINY = {
     # Qwen3: head_dim 6 against H/A = 4
     "qwen3": {"model_type": "qwen3", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    # Qwen3-MoE: layer 0 dense (mlp_only_layers), layers 1 and 2 sparse, head_dim 6 against H/A = 4; I_e = 8
+    # (transformers' default grouped_mm experts want rows of a multiple of 16 bytes on the CPU)
+    "qwen3_moe": {"model_type": "qwen3_moe", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+                  "moe_intermediate_size": 8, "num_experts": 4, "num_experts_per_tok": 2, "mlp_only_layers": [0],
+                  "norm_topk_prob": True},
     "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
 }

@@ -9,13 +9,13 @@ its ``data/models/`` file (see the README, "Adding a model family").
 
 from __future__ import annotations
 
-from . import bert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3
+from . import bert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3, qwen3_moe
 from .base import Family
 
 FAMILIES: dict[str, Family] = {
     family.model_type: family
-    for family in (bert.BERT, bert.ROBERTA, gpt2.GPT2, llama.LLAMA, mistral.MISTRAL, mixtral.MIXTRAL, qwen2.QWEN2, qwen3.QWEN3,
-                   phi3.PHI3, gemma.GEMMA, gemma2.GEMMA2, gpt_neox.GPT_NEOX)
+    for family in (bert.BERT, bert.ROBERTA, gpt2.GPT2, llama.LLAMA, mistral.MISTRAL, mixtral.MIXTRAL, qwen2.QWEN2,
+                   qwen3.QWEN3, qwen3_moe.QWEN3_MOE, phi3.PHI3, gemma.GEMMA, gemma2.GEMMA2, gpt_neox.GPT_NEOX)
 }
 
 SUPPORTED = tuple(FAMILIES)
