@@ -108,7 +108,7 @@ class Param:
 def matmul_count(param: Param) -> int:
     """The weights one of the tensor's ``tokens`` multiplies: one expert's slice for :data:`EXPERT`, else all.
 
-    Introduced in ``08_flops_and_memory`` (a mixture of experts: each routed token uses k of E experts).
+    A mixture of experts routes each token to k of the E experts. Introduced in ``08_flops_and_memory``.
     """
     return param.count // param.shape[0] if param.kind == EXPERT else param.count
 
