@@ -12,7 +12,7 @@ malformed raises :class:`ConfigError`, whose message names the field and what is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -67,6 +67,8 @@ class ModelConfig:
     sizes: Mapping[str, int]
     flags: Mapping[str, bool]
     pad_token_id: int | None = None
+    # per-layer lists a family reads besides its sizes (Qwen3-MoE's ``mlp_only_layers``), as tuples of ints
+    lists: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def family(self) -> Family:
@@ -182,15 +184,16 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
 
     if family.derive is not None:  # derived sizes (I = 4H, A_kv = A) and the family's own checks
         family.derive(sizes, keys)
+    lists: Mapping[str, tuple[int, ...]] = {}
     if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
-        family.read(raw, sizes, flags)
+        lists = family.read(raw, sizes, flags) or {}
     # transformers refuses a hidden size the heads do not divide (even with head_dim), except Gemma (never) and the
     # families whose projections are A·d_k wide whatever H is, once head_dim is given (Qwen2, Qwen3, Phi-3)
     if family.heads_divide_hidden and (family.heads_split_hidden or "d_k" not in sizes):
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
     pad = _read_pad(raw, family, sizes)
-    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad)
+    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists)
 
 
 def model_names() -> list[str]:

@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from .config import ModelConfig
-from .params import Layout, Param, evaluate, group_formulas, param_layout, render, total
+from .params import EXPERT, Layout, Param, evaluate, group_formulas, matmul_count, param_layout, render, total
 from .report import fmt_int, fmt_share, table
 
 
@@ -44,6 +44,27 @@ class Count:
     def formulas(self) -> dict[str, str]:
         return group_formulas(self.config)
 
+    def _idle(self) -> dict[str, int]:
+        """Per component, the routed experts' weights one token does not use (E − k of E per MoE layer)."""
+        idle: dict[str, int] = {}
+        for p, repeat in self.layout.rows():
+            if p.kind == EXPERT:
+                used = matmul_count(p) * evaluate(p.tokens, self.config, B=1, S=1)
+                idle[p.group] = idle.get(p.group, 0) + repeat * (p.count - used)
+        return idle
+
+    @property
+    def active_groups(self) -> dict[str, int]:
+        """Per component, the parameters one token uses: all of them, less the routed experts it skips."""
+        idle = self._idle()
+        return {group: n - idle.get(group, 0) for group, n in self.groups.items()}
+
+    @property
+    def active(self) -> int:
+        """The parameters one token uses (a mixture of experts: the total less the experts not routed to;
+        a dense model: the total). Mixtral 8x7B: 12,879,925,248 of 46,702,792,704."""
+        return self.total - sum(self._idle().values(), 0)
+
 
 def count_model(config: ModelConfig) -> Count:
     """Count every tensor of a model and check each component against its formula.
@@ -68,6 +89,7 @@ def to_json(result: Count) -> dict[str, Any]:
     return {
         "model": result.config.name,
         "total": result.total,
+        "active": result.active,
         "groups": result.groups,
         "parameters": [
             {"name": p.name, "shape": list(p.shape), "count": p.count, "group": p.group} for p in result.params
@@ -91,6 +113,14 @@ def breakdown(result: Count) -> str:
     Introduced in ``00_overview``.
     """
     whole = result.total
+    if result.active != whole:  # a mixture of experts: also the parameters one token uses
+        active = result.active_groups
+        rows = [
+            (group, render(result.formulas[group]), fmt_int(n), fmt_share(n, whole), fmt_int(active[group]))
+            for group, n in result.groups.items()
+        ]
+        rows.append(("total", "", fmt_int(whole), fmt_share(whole, whole), fmt_int(result.active)))
+        return table(("component", "formula", "parameters", "share", "active per token"), rows, right=(2, 3, 4))
     rows = [
         (group, render(result.formulas[group]), fmt_int(n), fmt_share(n, whole))
         for group, n in result.groups.items()

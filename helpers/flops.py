@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from .config import ModelConfig
 from .params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, FEED_FORWARD, LM_HEAD, NORM, POOLER, TABLE,
-    Param, evaluate, param_layout, param_table, render, total,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, FEED_FORWARD, LM_HEAD, NORM, POOLER,
+    TABLE, Param, evaluate, matmul_count, param_layout, param_table, render, total,
 )
 from .report import fmt_int, fmt_share, table
 
@@ -123,7 +123,7 @@ def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]
         tokens = matmul_tokens(p, config, batch, seq_len)
         component = LM_HEAD if p.kind == TABLE else _MATMUL_GROUPS.get(p.group, p.group)
         if tokens:
-            counted[component] = counted.get(component, 0) + repeat * 2 * tokens * p.count
+            counted[component] = counted.get(component, 0) + repeat * 2 * tokens * matmul_count(p)
     return counted
 
 
@@ -174,6 +174,9 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     lookups = sum((n * p.count for p, n in rows if p.kind == TABLE and not matmul_tokens(p, c, B, flops.seq_len)), 0)
     elementwise = sum((n * p.count for p, n in rows if p.kind in (BIAS, NORM)), 0)
     pooler = sum((n * p.count for p, n in rows if p.group == POOLER and p.tokens), 0)
+    # a mixture of experts: the routed experts' weights each token leaves unused (E − k of E)
+    idle = sum((n * (p.count - matmul_count(p) * evaluate(p.tokens, c, B=1, S=1)) for p, n in rows
+                if p.kind == EXPERT), 0)
     parts = flops.by_component()
     gap = {
         "embedding tables (lookups, no matmul)": 6 * D * lookups,
@@ -181,6 +184,8 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     }
     if POOLER in parts:
         gap["pooler on the [CLS] token only"] = 6 * (D - B) * pooler
+    if idle:
+        gap["routed experts a token does not use"] = 6 * D * idle
     gap["attention scores/values (S², no parameters)"] = -3 * parts[ATTENTION_SCORES]
     assert sum(gap.values()) == six_n_d(c, B, flops.seq_len) - flops.training
     return gap

@@ -36,7 +36,8 @@ TABLE = "table"  # an embedding table: a lookup (a matmul only where it is also 
 MATRIX = "matrix"  # the weight of a linear layer
 BIAS = "bias"  # the bias vector of a linear layer
 NORM = "norm"  # a LayerNorm / RMSNorm gain γ or shift β
-KINDS = (TABLE, MATRIX, BIAS, NORM)
+EXPERT = "expert"  # the routed experts' weights, fused E × out × in: each token multiplies k of the E slices
+KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT)
 
 
 def numel(shape: Iterable[int]) -> int:
@@ -85,6 +86,15 @@ class Param:
         return cls(name, tuple(int(n) for n in shape), group, formula, MATRIX, tokens)
 
     @classmethod
+    def experts(cls, name: str, shape: tuple[int, ...], group: str, formula: str, tokens: str = "B*S*k") -> Param:
+        """E routed experts' weights fused in one ``E × out × in`` tensor (a mixture of experts).
+
+        ``tokens`` counts the routed token slots (``B·S·k``: each token goes to k experts), and each slot
+        multiplies one expert's slice (:func:`matmul_count`), not the whole tensor.
+        """
+        return cls(name, tuple(int(n) for n in shape), group, formula, EXPERT, tokens)
+
+    @classmethod
     def bias(cls, name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
         """A linear layer's bias vector (added, no matmul)."""
         return cls(name, tuple(int(n) for n in shape), group, formula, BIAS)
@@ -93,6 +103,14 @@ class Param:
     def norm(cls, name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
         """A LayerNorm or RMSNorm vector (γ or β: elementwise, no matmul)."""
         return cls(name, tuple(int(n) for n in shape), group, formula, NORM)
+
+
+def matmul_count(param: Param) -> int:
+    """The weights one of the tensor's ``tokens`` multiplies: one expert's slice for :data:`EXPERT`, else all.
+
+    A mixture of experts routes each token to k of the E experts. Introduced in ``08_flops_and_memory``.
+    """
+    return param.count // param.shape[0] if param.kind == EXPERT else param.count
 
 
 @dataclass(frozen=True)

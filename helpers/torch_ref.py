@@ -1167,6 +1167,114 @@ class AlbertModel(nn.Module):
         return hidden, torch.tanh(self.pooler(hidden[:, 0]))
 
 
+# --- mixtures of experts (Mixtral, Qwen3-MoE) -----------------------------------------------------
+
+class MoeRouter(nn.Module):
+    """``mlp.gate``: E × H logits per token, softmax, the top k experts and their weights."""
+
+    def __init__(self, c: ModelConfig, normalise: bool = True) -> None:
+        super().__init__()
+        self.top_k, self.normalise = c["k"], normalise
+        self.weight = nn.Parameter(torch.empty(c["E"], c["H"]))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        probs = F.softmax(F.linear(x, self.weight), dim=-1)
+        weights, index = torch.topk(probs, self.top_k, dim=-1)
+        return (weights / weights.sum(dim=-1, keepdim=True) if self.normalise else weights), index
+
+
+class MoeExperts(nn.Module):
+    """E SwiGLU experts fused: ``gate_up_proj`` E × 2I × H, ``down_proj`` E × H × I (transformers 5's layout)."""
+
+    def __init__(self, c: ModelConfig, intermediate: str = "I") -> None:
+        super().__init__()
+        E, H, I = c["E"], c["H"], c[intermediate]
+        self.gate_up_proj = nn.Parameter(torch.empty(E, 2 * I, H))
+        self.down_proj = nn.Parameter(torch.empty(E, H, I))
+
+    def forward(self, x: torch.Tensor, weights: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        """Each token through its k experts, one slot at a time: the token's expert weights gathered, then
+        multiplied (a batched matmul of one token each), so only the k chosen experts cost FLOPs."""
+        out = torch.zeros_like(x)
+        for slot in range(index.shape[-1]):
+            chosen = index[..., slot]  # [N]
+            gate, up = torch.bmm(self.gate_up_proj[chosen], x.unsqueeze(-1)).squeeze(-1).chunk(2, dim=-1)
+            y = torch.bmm(self.down_proj[chosen], (F.silu(gate) * up).unsqueeze(-1)).squeeze(-1)
+            out = out + y * weights[..., slot, None]
+        return out
+
+
+class MixtralSparseMoeBlock(nn.Module):
+    """Router (``gate``) then the experts (``experts``), on the tokens flattened to N = B·S rows."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.gate = MoeRouter(c)
+        self.experts = MoeExperts(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, x.shape[-1])
+        weights, index = self.gate(flat)
+        return self.experts(flat, weights, index).reshape(x.shape)
+
+
+class MixtralDecoderLayer(_VariantDecoderLayer):
+    """A Mixtral layer: LLaMA's attention (no biases), its MLP a sparse mixture of experts."""
+
+    mlp_class = MixtralSparseMoeBlock
+
+
+class MixtralModel(_VariantModel):
+    """``model.`` of ``MixtralForCausalLM``: token table, L Mixtral layers, final RMSNorm."""
+
+    layer_class = MixtralDecoderLayer
+
+
+class MixtralForCausalLM(_VariantForCausalLM):
+    """``MixtralForCausalLM``: LLaMA with a top-k mixture of E SwiGLU experts in every layer."""
+
+    model_class = MixtralModel
+
+
+class Qwen3MoeSparseMoeBlock(nn.Module):
+    """Qwen3-MoE's sparse block: the experts (of width I_e) registered first, then the router (``gate``)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.experts = MoeExperts(c, "I_e")
+        self.gate = MoeRouter(c, normalise=c.flags["norm_topk_prob"])
+
+    forward = MixtralSparseMoeBlock.forward
+
+
+class Qwen3MoeDecoderLayer(_VariantDecoderLayer):
+    """A Qwen3-MoE layer: Qwen3's attention; a sparse block, or Qwen3's dense SwiGLU in the layers kept dense."""
+
+    attention = Qwen3Attention
+
+    def __init__(self, c: ModelConfig, i: int) -> None:
+        sparse = i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
+        self.mlp_class = Qwen3MoeSparseMoeBlock if sparse else LlamaMLP
+        super().__init__(c)
+
+
+class Qwen3MoeModel(_VariantModel):
+    """``model.`` of ``Qwen3MoeForCausalLM``: token table, L Qwen3-MoE layers, final RMSNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        self.layers = nn.ModuleList(Qwen3MoeDecoderLayer(c, i) for i in range(c["L"]))
+        self.norm = RMSNorm(c["H"])
+
+
+class Qwen3MoeForCausalLM(_VariantForCausalLM):
+    """``Qwen3MoeForCausalLM``: Qwen3 with a top-k mixture of E experts in its sparse layers."""
+
+    model_class = Qwen3MoeModel
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 

@@ -147,6 +147,20 @@ def gpt_neox_configs(draw) -> dict:
 
 
 @st.composite
+def mixtral_configs(draw) -> dict:
+    """LLaMA's shapes (no bias switches) in Mixtral's dialect: E experts, k of them per token."""
+    config = {**draw(llama_configs()), "model_type": "mixtral"}
+    for key in ("attention_bias", "mlp_bias"):  # MixtralConfig has no bias switches
+        del config[key]
+    if "num_key_value_heads" not in config:  # Mixtral's default is 8 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    E = draw(st.integers(1, 4))
+    config["num_local_experts"] = E
+    config["num_experts_per_tok"] = draw(st.integers(1, E))
+    return config
+
+
+@st.composite
 def qwen2_configs(draw, model_type: str = "qwen2") -> dict:
     """Qwen2's (or Qwen3's) dialect: GQA, a head_dim that may leave H undivided, windows on some layers or none."""
     A_kv = draw(st.integers(1, 3))
@@ -175,6 +189,27 @@ def qwen2_configs(draw, model_type: str = "qwen2") -> dict:
         config["layer_types"] = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention"]),
                                               min_size=config["num_hidden_layers"],
                                               max_size=config["num_hidden_layers"]))
+    return config
+
+
+@st.composite
+def qwen3_moe_configs(draw) -> dict:
+    """Qwen3's attention (head_dim given, H free) with E experts, k per token, some layers kept dense."""
+    config = {**draw(qwen2_configs("qwen3")), "model_type": "qwen3_moe"}
+    for key in ("use_sliding_window", "sliding_window", "max_window_layers", "layer_types"):
+        config.pop(key, None)  # a window is refused for Qwen3-MoE
+    if config["num_key_value_heads"] is None:  # Qwen3MoeConfig refuses null here
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    E = draw(st.integers(0, 4))
+    L = config["num_hidden_layers"]
+    config.update({
+        "num_experts": E,
+        "num_experts_per_tok": draw(st.integers(1, max(E, 1))),
+        "moe_intermediate_size": draw(st.integers(1, 12)),
+        "decoder_sparse_step": draw(st.integers(1, 2)),
+        "mlp_only_layers": draw(st.lists(st.integers(0, L - 1), max_size=L, unique=True)),
+        "norm_topk_prob": draw(st.booleans()),
+    })
     return config
 
 
@@ -293,11 +328,13 @@ STRATEGIES = {
     "gpt2": gpt2_configs(),
     "llama": llama_configs(),
     "mistral": mistral_configs(),
+    "mixtral": mixtral_configs(),
     "gemma": gemma_configs(),
     "gemma2": gemma2_configs(),
     "gpt_neox": gpt_neox_configs(),
     "qwen2": qwen2_configs("qwen2"),
     "qwen3": qwen2_configs("qwen3"),
+    "qwen3_moe": qwen3_moe_configs(),
     "phi3": phi3_configs(),
     "opt": opt_configs(),
     "t5": t5_configs(),
@@ -321,6 +358,9 @@ TINY = {
               "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "attention_bias": True},
     "mistral": {"model_type": "mistral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
+    "mixtral": {"model_type": "mixtral", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "num_local_experts": 4,
+                "num_experts_per_tok": 2},
     "gemma": {"model_type": "gemma", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
     "gemma2": {"model_type": "gemma2", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
@@ -335,6 +375,12 @@ TINY = {
     # Qwen3: head_dim 6 against H/A = 4
     "qwen3": {"model_type": "qwen3", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 2, "intermediate_size": 20},
+    # Qwen3-MoE: layer 0 dense (mlp_only_layers), layers 1 and 2 sparse, head_dim 6 against H/A = 4; I_e = 8
+    # (transformers' default grouped_mm experts want rows of a multiple of 16 bytes on the CPU)
+    "qwen3_moe": {"model_type": "qwen3_moe", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+                  "moe_intermediate_size": 8, "num_experts": 4, "num_experts_per_tok": 2, "mlp_only_layers": [0],
+                  "norm_topk_prob": True},
     "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
     # OPT: E = 8 against H = 16 (project_in, project_out), post-LayerNorm as opt-350m

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from helpers import LM_HEAD, POOLER, count_model, load_config, param_table, parse_config
 from helpers.flops import (
     ATTENTION_PROJECTIONS, ATTENTION_SCORES, causal_scores_flops, causal_training_flops, flop_breakdown,
-    forward_flops, matmul_parameters, max_seq_len, non_embedding_parameters, palm_training_flops, six_n_d,
+    forward_flops, matmul_parameters, matmul_tokens, max_seq_len, non_embedding_parameters, palm_training_flops, six_n_d,
     six_n_d_gap,
 )
 
 from .conftest import ROOT, assert_refused, run_cli, run_cli_without_torch
-from .strategies import STRATEGIES
+from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -30,14 +30,28 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from helpers import torch_ref  # noqa: E402
 from helpers.families import FAMILIES  # noqa: E402
+from helpers.params import EXPERT, matmul_count, param_layout  # noqa: E402
 
 CLASSES = {model_type: family.architecture for model_type, family in FAMILIES.items()}
 
 
-def hf_model(raw: dict):
-    """transformers' model for a raw config, on the meta device, with eager (full S×S) attention."""
+def is_moe(model_type: str) -> bool:
+    """A family with routed experts: its forward picks experts from the values, which meta tensors lack."""
+    c = parse_config(TINY[model_type])
+    return any(p.kind == EXPERT for p, _ in param_layout(c).rows())
+
+
+def hf_model(raw: dict, experts: str = "eager"):
+    """transformers' model for a raw config, on the meta device, with eager (full S×S) attention.
+
+    A mixture of experts is built for real on the CPU (its routing reads values), its experts run by
+    ``experts`` (``"eager"``: one matmul per expert hit, as FlopCounterMode sees them).
+    """
     config = transformers.AutoConfig.for_model(**raw)
     config._attn_implementation = "eager"
+    if is_moe(raw["model_type"]):
+        config._experts_implementation = experts
+        return getattr(transformers, CLASSES[raw["model_type"]])(config)
     with torch.device("meta"):
         return getattr(transformers, CLASSES[raw["model_type"]])(config)
 
@@ -55,8 +69,8 @@ def _scalar(out) -> "torch.Tensor":
 
 
 def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -> int:
-    """FlopCounterMode's total for one forward pass (and its backward pass) on meta input_ids."""
-    input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device="meta")
+    """FlopCounterMode's total for one forward pass (and its backward pass) on input_ids on the model's device."""
+    input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device=next(model.parameters()).device)
     if getattr(getattr(model, "config", None), "is_encoder_decoder", False):  # T5: the decoder reads the same S tokens
         kwargs = {**kwargs, "decoder_input_ids": input_ids}
     with FlopCounterMode(display=False) as counter:
@@ -70,6 +84,24 @@ def hf_kwargs(model_type: str) -> dict:
     # Decoders get a cache: without one, transformers 5 checks position_ids for packed sequences with a
     # data-dependent .item(), which meta tensors cannot answer. The cache adds no matmul.
     return {"use_cache": True} if FAMILIES[model_type].is_decoder else {}
+
+
+@pytest.mark.parametrize("model_type", [t for t in CLASSES if is_moe(t)])
+def test_grouped_mm_experts_hide_their_matmuls_from_flop_counter(model_type):
+    """The trap: transformers' default ``grouped_mm`` experts escape FlopCounterMode, by exactly the expert matmuls.
+
+    The engine counts the eager experts (each routed token through k experts); with ``grouped_mm`` the
+    counter sees everything else (attention, router, LM head) and none of the experts' FLOPs.
+    """
+    raw, B, S = TINY[model_type], 2, 5
+    c = parse_config(raw)
+    experts = sum((repeat * 2 * matmul_tokens(p, c, B, S) * matmul_count(p)
+                   for p, repeat in param_layout(c).rows() if p.kind == EXPERT), 0)
+    assert experts > 0
+    eager = counted(hf_model(raw, "eager"), B, S, **hf_kwargs(model_type))
+    grouped = counted(hf_model(raw, "grouped_mm"), B, S, **hf_kwargs(model_type))
+    assert eager == forward_flops(c, B, S).forward
+    assert grouped == eager - experts
 
 
 @st.composite

@@ -27,7 +27,8 @@ class Family:
       (heads dividing heads); ``sizes`` is filled in place, ``keys`` maps a symbol to its config key;
     * ``read(raw, sizes, flags)``: keys that are neither a size nor a flag (a list such as Qwen2's
       ``layer_types``, or sizes that depend on a switch), read after ``derive`` into derived sizes (``sizes``
-      filled in place) and checked, refused in one line naming the key; None: nothing more to read;
+      filled in place) and checked, refused in one line naming the key; it may return per-layer lists
+      (``{name: tuple of ints}``, Qwen3-MoE's dense layers), kept as ``ModelConfig.lists``; None: nothing more to read;
     * ``heads_split_hidden``: transformers refuses a hidden size the heads do not divide (LLaMA, BERT, GPT-2);
       False where its config accepts any H once ``head_dim`` is given (Qwen2, Qwen3, Phi-3: the projections
       are A·d_k wide, whatever H is);
@@ -60,7 +61,8 @@ class Family:
     flags: tuple[Flag, ...] = ()
     refused: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None
-    read: Callable[[Mapping[str, Any], dict[str, int], Mapping[str, bool]], None] | None = None
+    read: Callable[[Mapping[str, Any], dict[str, int], Mapping[str, bool]],
+                   Mapping[str, tuple[int, ...]] | None] | None = None
     heads_split_hidden: bool = True
     pad_token_id: int | None = None
     padded: tuple[str, ...] = ("V",)

@@ -1,0 +1,107 @@
+"""Mixtral as transformers builds it (``MixtralForCausalLM``): Mistral's attention, a mixture of experts.
+
+No notebook uses it yet. Each layer's SwiGLU is replaced by E experts (``num_local_experts``, 8) of which a
+router (``mlp.gate``, E × H) picks k per token (``num_experts_per_tok``, 2). transformers 5 stores the
+experts fused: ``mlp.experts.gate_up_proj`` (E × 2I × H) and ``mlp.experts.down_proj`` (E × H × I). Every
+expert is a parameter (Mixtral 8x7B: 46.7B), but a token multiplies only k of them (12.9B active,
+:attr:`helpers.count.Count.active`); the forward FLOPs are per routed token: ``6·B·S·k·H·I`` for the
+experts and ``2·B·S·E·H`` for the router. The cache is LLaMA's (a ``sliding_window`` is refused).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..config import ConfigError, Flag, ModelConfig, Size
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from . import llama
+from .base import Family
+
+
+def _experts(c: ModelConfig) -> list[Param]:
+    """A sparse MoE block's tensors as transformers names them, relative to the layer (router first)."""
+    H, I, E = c["H"], c["I"], c["E"]
+    return [Param.matrix("mlp.gate.weight", (E, H), FEED_FORWARD, "E*H"),
+            Param.experts("mlp.experts.gate_up_proj", (E, 2 * I, H), FEED_FORWARD, "2*E*I*H"),
+            Param.experts("mlp.experts.down_proj", (E, H, I), FEED_FORWARD, "E*H*I")]
+
+
+def _layout(c: ModelConfig) -> Layout:
+    """Mixtral's tensors: LLaMA's (no biases), each layer's MLP replaced by a router and E fused experts."""
+    V, H, A, A_kv, d_k = c["V"], c["H"], c["A"], c["A_kv"], c["d_k"]
+    tied = c.flags["tie_word_embeddings"]
+    layer = [Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H")
+             for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"),
+                                    ("v_proj", A_kv * d_k, "A_kv"))]
+    layer.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
+    layer += _experts(c)
+    layer += [Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
+              Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
+    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
+    if not tied:
+        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
+    return Layout((
+        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
+        Block.stack("model.layers.{i}.", layer, c["L"]),
+        Block.once(*tail),
+    ))
+
+
+def _formulas(c: ModelConfig) -> dict[str, str]:
+    """Mixtral's parameter formulas per component: every expert counted, and the router."""
+    result = {
+        EMBEDDINGS: "V*H",
+        ATTENTION: "L*(2*A*d_k*H + 2*A_kv*d_k*H)",
+        FEED_FORWARD: "L*(3*E*H*I + E*H)",
+        LAYER_NORM: "(2*L + 1)*H",
+    }
+    if not c.flags["tie_word_embeddings"]:
+        result[LM_HEAD] = "V*H"
+    return result
+
+
+FLOPS = {
+    **llama.FLOPS,
+    FEED_FORWARD: "6*L*B*S*k*H*I + 2*L*B*S*E*H",  # k experts per token (top-k routing), the router on every token
+}
+
+
+def _check_experts(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    """A token is routed to at most every expert (torch.topk refuses k > E)."""
+    if sizes["k"] > sizes["E"]:
+        raise ConfigError(keys["k"], f"{sizes['k']} experts per token, but only {keys['E']} = {sizes['E']} experts")
+
+
+def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+    """LLaMA's check of the key/value heads, and k ≤ E."""
+    llama.LLAMA.derive(sizes, keys)
+    _check_experts(sizes, keys)
+
+
+MIXTRAL = Family(
+    model_type="mixtral",
+    architecture="MixtralForCausalLM",
+    sizes=(
+        Size("vocab_size", "V", 32000),
+        Size("hidden_size", "H", 4096),
+        Size("num_hidden_layers", "L", 32),
+        Size("num_attention_heads", "A", 32),
+        Size("num_key_value_heads", "A_kv", 8, nullable=True),  # null: A (MixtralConfig's __post_init__)
+        Size("head_dim", "d_k", None),  # None: H // A
+        Size("intermediate_size", "I", 14336),
+        Size("max_position_embeddings", "P", 4096 * 32),
+        Size("num_local_experts", "E", 8, aliases=("num_experts",)),
+        Size("num_experts_per_tok", "k", 2),
+    ),
+    flags=(Flag("tie_word_embeddings", False),),
+    refused={"sliding_window": (None, "a windowed cache and mask are not modelled for Mixtral (its released "
+                                      "configs have none)")},
+    derive=_derive,
+    pad_token_id=None,
+    layout=_layout,
+    formulas=_formulas,
+    flops=lambda c: dict(FLOPS),
+    kv_cache=llama.LLAMA.kv_cache,  # LLaMA's: every layer caches every token
+    positions=lambda c: None,  # rotary: no position table
+    torch_ref="MixtralForCausalLM",
+)

@@ -1,0 +1,143 @@
+"""Qwen3-MoE as transformers builds it (``Qwen3MoeForCausalLM``): Qwen3's attention, a mixture of experts.
+
+No notebook uses it yet. Qwen3's layer (q/k RMSNorms per head, an explicit head_dim) with its SwiGLU replaced,
+in the sparse layers, by ``num_experts`` (E) experts of width ``moe_intermediate_size`` (I_e), of which the
+router (``mlp.gate``, E × H) picks ``num_experts_per_tok`` (k) per token. transformers 5 stores the experts
+fused and registers them before the router: ``mlp.experts.gate_up_proj`` (E × 2I_e × H),
+``mlp.experts.down_proj`` (E × H × I_e), then ``mlp.gate.weight``. Layer ``i`` is sparse when it is not in
+``mlp_only_layers``, E > 0 and ``(i + 1) % decoder_sparse_step == 0``; the others keep a dense SwiGLU of
+``intermediate_size`` (I). L_e counts the sparse layers. Qwen3-30B-A3B: 30.5B parameters, 3.3B active
+(:attr:`helpers.count.Count.active`). The cache is LLaMA's (``use_sliding_window`` is refused).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from . import llama, qwen3
+from .base import Family
+
+
+def _is_sparse(c: ModelConfig, i: int) -> bool:
+    """Whether layer ``i`` holds the experts (Qwen3MoeDecoderLayer's test)."""
+    return i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
+
+
+def _runs(c: ModelConfig) -> list[tuple[range, bool]]:
+    """The layers as runs of consecutive dense or sparse layers, in order (one run when all are alike)."""
+    L = c["L"]
+    if c["E"] == 0:
+        return [(range(L), False)]
+    if c["s"] == 1:  # sparse everywhere but the dense layers listed: cut at those
+        runs, start = [], 0
+        for i in sorted(j for j in set(c.lists["mlp_only_layers"]) if 0 <= j < L):
+            if start < i:
+                runs.append((range(start, i), True))
+            runs.append((range(i, i + 1), False))
+            start = i + 1
+        if start < L:
+            runs.append((range(start, L), True))
+        return runs
+    runs = []
+    for i in range(L):
+        sparse = _is_sparse(c, i)
+        if runs and runs[-1][1] == sparse:
+            runs[-1] = (range(runs[-1][0].start, i + 1), sparse)
+        else:
+            runs.append((range(i, i + 1), sparse))
+    return runs
+
+
+def _experts(c: ModelConfig) -> list[Param]:
+    """A sparse MoE block's tensors as transformers registers them: the experts, then the router."""
+    H, I_e, E = c["H"], c["I_e"], c["E"]
+    return [Param.experts("mlp.experts.gate_up_proj", (E, 2 * I_e, H), FEED_FORWARD, "2*E*I_e*H"),
+            Param.experts("mlp.experts.down_proj", (E, H, I_e), FEED_FORWARD, "E*H*I_e"),
+            Param.matrix("mlp.gate.weight", (E, H), FEED_FORWARD, "E*H")]
+
+
+def _layout(c: ModelConfig) -> Layout:
+    """Qwen3's tensors, the SwiGLU of each sparse layer replaced by E fused experts and a router."""
+    dense = qwen3.QWEN3.layout(c)  # Qwen3's: token table, a dense layer, the final norm and head
+    head, stack, tail = dense.blocks
+    sparse, at = list(stack.params), [i for i, p in enumerate(stack.params) if p.name.startswith("mlp.")]
+    sparse[at[0]:at[-1] + 1] = _experts(c)
+    layers = tuple(Block(stack.prefix, tuple(sparse) if is_sparse else stack.params, run)
+                   for run, is_sparse in _runs(c))
+    return Layout((head, *layers, tail))
+
+
+def _feed_forward(c: ModelConfig, dense: str, sparse: str) -> str:
+    """``dense`` per dense layer, ``sparse`` per sparse layer: L − L_e of one, L_e of the other."""
+    if c["L_e"] == 0:
+        return f"L*({dense})"
+    if c["L_e"] == c["L"]:
+        return f"L*({sparse})"
+    return f"(L - L_e)*({dense}) + L_e*({sparse})"
+
+
+def _formulas(c: ModelConfig) -> dict[str, str]:
+    """Qwen3's formulas, the feed-forward split between dense and sparse layers (every expert counted)."""
+    result = dict(qwen3.QWEN3.formulas(c))
+    result[FEED_FORWARD] = _feed_forward(c, "3*H*I", "3*E*H*I_e + E*H")
+    return result
+
+
+def _flops(c: ModelConfig) -> dict[str, str]:
+    """LLaMA's FLOPs, a sparse layer's feed-forward per routed token (k experts) plus the router."""
+    return {**llama.FLOPS, FEED_FORWARD: _feed_forward(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H")}
+
+
+def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+    """``mlp_only_layers`` (the layers kept dense), L_e (the sparse layers) and the checks that need them."""
+    if "head_dim" in raw and raw["head_dim"] is None:
+        raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
+                                      "num_attention_heads)")
+    listed = raw.get("mlp_only_layers")
+    if listed is None:
+        listed = []
+    if not isinstance(listed, list):
+        raise ConfigError("mlp_only_layers", f"must be a list of layer indices, got {json.dumps(listed)}")
+    dense = tuple(_read_int("mlp_only_layers", i) for i in listed)
+    L, E, s = sizes["L"], sizes["E"], sizes["s"]
+    kept_dense = sum(1 for i in set(dense) if 0 <= i < L and (i + 1) % s == 0)
+    sizes["L_e"] = L // s - kept_dense if E > 0 else 0  # layers s − 1, 2s − 1, ... less those kept dense
+    if sizes["L_e"] and sizes["k"] > E:
+        raise ConfigError("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_experts = {E} experts")
+    return {"mlp_only_layers": dense}
+
+
+QWEN3_MOE = Family(
+    model_type="qwen3_moe",
+    architecture="Qwen3MoeForCausalLM",
+    sizes=(
+        Size("vocab_size", "V", 151936),
+        Size("hidden_size", "H", 2048),
+        Size("num_hidden_layers", "L", 24),
+        Size("num_attention_heads", "A", 32),
+        Size("num_key_value_heads", "A_kv", 4),
+        Size("head_dim", "d_k", None),  # not a Qwen3MoeConfig field, but read (getattr): None: H // A
+        Size("intermediate_size", "I", 6144),  # the dense layers' SwiGLU
+        Size("max_position_embeddings", "P", 32768),
+        Size("moe_intermediate_size", "I_e", 768),  # each expert's SwiGLU
+        Size("num_experts", "E", 128, minimum=0, aliases=("num_local_experts",)),  # 0: every layer dense
+        Size("num_experts_per_tok", "k", 8),
+        Size("decoder_sparse_step", "s", 1),
+    ),
+    flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("norm_topk_prob", False)),
+    refused={"use_sliding_window": (False, "a windowed cache and mask are not modelled for Qwen3-MoE (its released "
+                                           "configs have none)")},
+    derive=llama.LLAMA.derive,
+    read=_read,
+    heads_split_hidden=False,
+    pad_token_id=None,
+    layout=_layout,
+    formulas=_formulas,
+    flops=_flops,
+    kv_cache=llama.LLAMA.kv_cache,  # LLaMA's: every layer caches every token
+    positions=lambda c: None,  # rotary: no position table
+    torch_ref="Qwen3MoeForCausalLM",
+)
