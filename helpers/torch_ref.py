@@ -817,6 +817,8 @@ class OPTDecoder(nn.Module):
 
 
 class OPTModel(nn.Module):
+    """OPT's model: ``decoder.`` with its tables, layers and (pre-LN) final norm."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.decoder = OPTDecoder(c)
@@ -878,6 +880,8 @@ class T5Attention(nn.Module):
 
 
 class T5LayerSelfAttention(nn.Module):
+    """One T5 self-attention sub-layer: an RMS-style norm (γ only), attention, residual."""
+
     def __init__(self, c: ModelConfig, relative: bool) -> None:
         super().__init__()
         self.SelfAttention = T5Attention(c, relative)
@@ -885,6 +889,8 @@ class T5LayerSelfAttention(nn.Module):
 
 
 class T5LayerCrossAttention(nn.Module):
+    """One T5 decoder cross-attention sub-layer: norm, attention over the encoder's output, residual."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.EncDecAttention = T5Attention(c, False)
@@ -912,6 +918,8 @@ class T5DenseActDense(nn.Module):
 
 
 class T5LayerFF(nn.Module):
+    """One T5 feed-forward sub-layer: norm, the (gated or plain) dense block, residual."""
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.DenseReluDense = T5DenseActDense(c)

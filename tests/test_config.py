@@ -66,7 +66,7 @@ def test_derived_sizes():
 BAD = [
     ([1, 2], "config", "JSON object"),
     ({}, "model_type", "missing"),
-    ({"model_type": "t5"}, "model_type", "supported: bert, roberta, gpt2, llama"),
+    ({"model_type": "mamba"}, "model_type", "supported: bert, roberta, gpt2, llama"),
     ({"model_type": "bert", "hidden_size": 100}, "num_attention_heads", "not divisible"),
     ({"model_type": "bert", "hidden_size": "768"}, "hidden_size", "integer"),
     ({"model_type": "bert", "hidden_size": 768.0}, "hidden_size", "float"),
