@@ -16,11 +16,28 @@ from ..params import (
 from .base import Family
 
 
+def decoder_layout(c: ModelConfig, layer: list[Param]) -> Layout:
+    """What every LLaMA-style decoder holds around its layers: ``model.embed_tokens`` (V×H, also the LM head when
+    tied), the stack of L identical ``layer``s under ``model.layers.{i}.``, the final ``model.norm`` and an untied
+    ``lm_head``. Shared by the families that keep LLaMA's names (Qwen2, Phi-3, Mixtral ...).
+
+    Introduced in ``07_decoder_llms``.
+    """
+    V, H, tied = c["V"], c["H"], c.flags["tie_word_embeddings"]
+    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
+    if not tied:
+        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
+    return Layout((
+        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
+        Block.stack("model.layers.{i}.", layer, c["L"]),
+        Block.once(*tail),
+    ))
+
+
 def _layout(c: ModelConfig) -> Layout:
     """LLaMA's tensors: token table, L decoder layers, final RMSNorm, untied head unless tied."""
-    V, H, I, A, A_kv, d_k = c["V"], c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
+    H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     attention_bias, mlp_bias = c.flags.get("attention_bias", False), c.flags.get("mlp_bias", False)
-    tied = c.flags["tie_word_embeddings"]
     layer = []
     for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
         layer.append(Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
@@ -39,14 +56,7 @@ def _layout(c: ModelConfig) -> Layout:
             layer.append(Param.bias(f"mlp.{proj}.bias", (bias,), FEED_FORWARD, bias_formula))
     layer += [Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
               Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
-    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
-    if not tied:
-        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
-    return Layout((
-        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
-        Block.stack("model.layers.{i}.", layer, c["L"]),
-        Block.once(*tail),
-    ))
+    return decoder_layout(c, layer)
 
 
 def _formulas(c: ModelConfig) -> dict[str, str]:

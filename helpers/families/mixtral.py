@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
 
@@ -28,8 +28,7 @@ def _experts(c: ModelConfig) -> list[Param]:
 
 def _layout(c: ModelConfig) -> Layout:
     """Mixtral's tensors: LLaMA's (no biases), each layer's MLP replaced by a router and E fused experts."""
-    V, H, A, A_kv, d_k = c["V"], c["H"], c["A"], c["A_kv"], c["d_k"]
-    tied = c.flags["tie_word_embeddings"]
+    H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
     layer = [Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H")
              for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"),
                                     ("v_proj", A_kv * d_k, "A_kv"))]
@@ -37,14 +36,7 @@ def _layout(c: ModelConfig) -> Layout:
     layer += _experts(c)
     layer += [Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
               Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
-    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
-    if not tied:
-        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
-    return Layout((
-        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
-        Block.stack("model.layers.{i}.", layer, c["L"]),
-        Block.once(*tail),
-    ))
+    return llama.decoder_layout(c, layer)
 
 
 def _formulas(c: ModelConfig) -> dict[str, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
 
@@ -25,8 +25,7 @@ def layout(c: ModelConfig) -> Layout:
 
     Introduced in ``07_decoder_llms``.
     """
-    V, H, I, A, A_kv, d_k = c["V"], c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
-    tied = c.flags["tie_word_embeddings"]
+    H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     layer = [
         Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"),
         Param.matrix("self_attn.qkv_proj.weight", ((A + 2 * A_kv) * d_k, H), ATTENTION, "(A + 2*A_kv)*d_k*H"),
@@ -35,14 +34,7 @@ def layout(c: ModelConfig) -> Layout:
         Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
         Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H"),
     ]
-    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
-    if not tied:
-        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
-    return Layout((
-        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
-        Block.stack("model.layers.{i}.", layer, c["L"]),
-        Block.once(*tail),
-    ))
+    return llama.decoder_layout(c, layer)
 
 
 def formulas(c: ModelConfig) -> dict[str, str]:

@@ -16,7 +16,7 @@ import json
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
 
@@ -74,7 +74,7 @@ def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (Tru
 
     Introduced in ``07_decoder_llms``.
     """
-    V, H, I, A, A_kv, d_k = c["V"], c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
+    H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     qkv_bias, o_bias = bias
     layer = []
     for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
@@ -92,15 +92,7 @@ def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (Tru
               Param.matrix("mlp.down_proj.weight", (H, I), FEED_FORWARD, "H*I"),
               Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
               Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
-    tied = c.flags["tie_word_embeddings"]
-    tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
-    if not tied:
-        tail.append(Param.matrix("lm_head.weight", (V, H), LM_HEAD, "V*H"))
-    return Layout((
-        Block.once(Param.table("model.embed_tokens.weight", (V, H), EMBEDDINGS, "V*H", tokens="B*S" if tied else "")),
-        Block.stack("model.layers.{i}.", layer, c["L"]),
-        Block.once(*tail),
-    ))
+    return llama.decoder_layout(c, layer)
 
 
 def formulas(c: ModelConfig) -> dict[str, str]:

@@ -16,7 +16,7 @@ import json
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
-from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from ..params import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
 from .base import Family
 
