@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from ..config import Flag, ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
+    ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )
+from . import gpt2
 from .base import Family
 
 _CACHE_ONLY = "GPTNeoXConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
@@ -81,14 +82,8 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     return result
 
 
-FLOPS = {
-    EMBEDDINGS: "0",
-    ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
-    ATTENTION_SCORES: "4*L*B*S**2*H",
-    FEED_FORWARD: "4*L*B*S*H*I",
-    LAYER_NORM: "0",
-    LM_HEAD: "2*B*S*V*H",
-}
+# the same matmuls as GPT-2's layer (fused QKV H → 3H, output H → H, FFN H → I → H) and an untied or tied head
+FLOPS = gpt2.FLOPS
 
 GPT_NEOX = Family(
     model_type="gpt_neox",
