@@ -5,7 +5,7 @@ models live in :mod:`helpers.torch_ref`.
 """
 
 from .config import ConfigError, ModelConfig, load_config, model_names, parse_config
-from .count import Count, breakdown, compact_table, count_model, describe, tensor_table, to_json
+from .count import Count, breakdown, compact_table, count_model, describe, tensor_table, count_json
 from .params import (
     ATTENTION,
     BIAS,
@@ -25,8 +25,8 @@ from .params import (
     Param,
     classification_head,
     evaluate,
-    group_counts,
-    group_formulas,
+    component_counts,
+    component_formulas,
     is_norm,
     linear_biases,
     numel,
@@ -45,6 +45,6 @@ __all__ = [
     "BIAS", "MATRIX", "NORM", "TABLE",
     "Block", "ConfigError", "Count", "Layout", "ModelConfig", "Param",
     "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
-    "group_counts", "group_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_layout", "param_table", "parse_config",
-    "pretraining_heads", "render", "select", "table", "tensor_table", "to_json", "total", "under",
+    "component_counts", "component_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_layout", "param_table", "parse_config",
+    "pretraining_heads", "render", "select", "table", "tensor_table", "count_json", "total", "under",
 ]

@@ -562,7 +562,7 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
     exact = training_flops_per_token(config, S)
     params = param_table(config)
     N = total(params)
-    lookups = sum((p.count for p in params if p.group == EMBEDDINGS and not matmul_tokens(p, config, 1, S)), 0)
+    lookups = sum((p.count for p in params if p.component == EMBEDDINGS and not matmul_tokens(p, config, 1, S)), 0)
     elementwise = sum((p.count for p in params if len(p.shape) == 1), 0)
     attention = 3 * forward_flops(config, 1, S).by_component()[ATTENTION_SCORES] // S  # 12·L·A·d_k·S
     L, heads = config["L"], config["A"] * config["d_k"]

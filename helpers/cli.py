@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import NoReturn, Sequence
 
 from .config import ConfigError, ModelConfig, load_config, model_names
-from .count import breakdown, count_model, describe, tensor_table, to_json
+from .count import breakdown, count_model, describe, tensor_table, count_json
 from . import budget as _budget
 from . import flops as _flops
 from . import memory as _memory
@@ -48,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
 def _count(config: ModelConfig, args: argparse.Namespace) -> str:
     result = count_model(config)
     if args.json:
-        return json.dumps(to_json(result))
+        return json.dumps(count_json(result))
     text = f"{describe(config)}\n\n{breakdown(result)}"
     if args.tensors:
         text += "\n\n" + tensor_table(result.params)
@@ -134,7 +134,7 @@ def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
     batch, seq_len = _batch_and_length(config, args, required=True)
     result = _flops.forward_flops(config, batch, seq_len)
     if args.json:
-        return json.dumps(_flops.to_json(result))
+        return json.dumps(_flops.flops_json(result))
     text = [describe(config), "",
             f"one forward pass on B = {batch} × S = {seq_len} tokens: matrix multiplies only, 2 FLOPs per multiply-add;",
             "training = forward + backward (backward = 2 × forward for every matmul a gradient flows through)", "",
@@ -210,7 +210,7 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
         raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
     result = _memory.Memory(config, batch, seq_len, args.dtype)
     if args.json:
-        return json.dumps(_memory.to_json(result))
+        return json.dumps(_memory.memory_json(result))
     return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
 
 

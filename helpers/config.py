@@ -187,9 +187,10 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
     lists: Mapping[str, tuple[int, ...]] = {}
     if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
         lists = family.read(raw, sizes, flags) or {}
-    # transformers refuses a hidden size the heads do not divide (even with head_dim), except Gemma (never) and the
-    # families whose projections are A·d_k wide whatever H is, once head_dim is given (Qwen2, Qwen3, Phi-3)
-    if family.heads_divide_hidden and (family.heads_split_hidden or "d_k" not in sizes):
+    # transformers refuses a hidden size the heads do not divide: always (LLaMA), only without head_dim (Qwen2,
+    # Qwen3, Phi-3: their projections are A·d_k wide whatever H is) or never (Gemma, T5)
+    rule = family.heads_divide_hidden
+    if rule == "always" or (rule == "unless head_dim" and "d_k" not in sizes):
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
     pad = _read_pad(raw, family, sizes)

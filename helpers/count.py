@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from .config import ModelConfig
-from .params import EXPERT, Layout, Param, evaluate, group_formulas, matmul_count, param_layout, render, total
+from .params import EXPERT, Layout, Param, evaluate, component_formulas, matmul_count, param_layout, render, total
 from .report import fmt_int, fmt_share, table
 
 
@@ -35,14 +35,14 @@ class Count:
         return self.layout.total
 
     @property
-    def groups(self) -> dict[str, int]:
+    def components(self) -> dict[str, int]:
         """Count per component, in the order of :attr:`formulas` (embeddings first)."""
-        counts = self.layout.group_counts()
-        return {group: counts[group] for group in self.formulas if group in counts}
+        counts = self.layout.component_counts()
+        return {component: counts[component] for component in self.formulas if component in counts}
 
     @property
     def formulas(self) -> dict[str, str]:
-        return group_formulas(self.config)
+        return component_formulas(self.config)
 
     def _idle(self) -> dict[str, int]:
         """Per component, the routed experts' weights one token does not use (E − k of E per MoE layer)."""
@@ -50,14 +50,14 @@ class Count:
         for p, repeat in self.layout.rows():
             if p.kind == EXPERT:
                 used = matmul_count(p) * evaluate(p.tokens, self.config, B=1, S=1)
-                idle[p.group] = idle.get(p.group, 0) + repeat * (p.count - used)
+                idle[p.component] = idle.get(p.component, 0) + repeat * (p.count - used)
         return idle
 
     @property
-    def active_groups(self) -> dict[str, int]:
+    def active_components(self) -> dict[str, int]:
         """Per component, the parameters one token uses: all of them, less the routed experts it skips."""
         idle = self._idle()
-        return {group: n - idle.get(group, 0) for group, n in self.groups.items()}
+        return {component: n - idle.get(component, 0) for component, n in self.components.items()}
 
     @property
     def active(self) -> int:
@@ -73,16 +73,16 @@ def count_model(config: ModelConfig) -> Count:
     (an engine bug, never a user error).
     """
     result = Count(config, param_layout(config))
-    groups = result.layout.group_counts()
+    components = result.layout.component_counts()
     formulas = result.formulas
-    assert set(formulas) == set(groups), (list(formulas), list(groups))
-    for group, formula in formulas.items():
-        assert evaluate(formula, config) == groups[group], (group, formula)
+    assert set(formulas) == set(components), (list(formulas), list(components))
+    for component, formula in formulas.items():
+        assert evaluate(formula, config) == components[component], (component, formula)
     return result
 
 
-def to_json(result: Count) -> dict[str, Any]:
-    """The ``python -m helpers count --json`` document: model, total, groups and every tensor.
+def count_json(result: Count) -> dict[str, Any]:
+    """The ``python -m helpers count --json`` document: model, total, components and every tensor.
 
     Introduced in ``00_overview``.
     """
@@ -90,9 +90,9 @@ def to_json(result: Count) -> dict[str, Any]:
         "model": result.config.name,
         "total": result.total,
         "active": result.active,
-        "groups": result.groups,
+        "components": result.components,
         "parameters": [
-            {"name": p.name, "shape": list(p.shape), "count": p.count, "group": p.group} for p in result.params
+            {"name": p.name, "shape": list(p.shape), "count": p.count, "component": p.component} for p in result.params
         ],
     }
 
@@ -114,16 +114,16 @@ def breakdown(result: Count) -> str:
     """
     whole = result.total
     if result.active != whole:  # a mixture of experts: also the parameters one token uses
-        active = result.active_groups
+        active = result.active_components
         rows = [
-            (group, render(result.formulas[group]), fmt_int(n), fmt_share(n, whole), fmt_int(active[group]))
-            for group, n in result.groups.items()
+            (component, render(result.formulas[component]), fmt_int(n), fmt_share(n, whole), fmt_int(active[component]))
+            for component, n in result.components.items()
         ]
         rows.append(("total", "", fmt_int(whole), fmt_share(whole, whole), fmt_int(result.active)))
         return table(("component", "formula", "parameters", "share", "active per token"), rows, right=(2, 3, 4))
     rows = [
-        (group, render(result.formulas[group]), fmt_int(n), fmt_share(n, whole))
-        for group, n in result.groups.items()
+        (component, render(result.formulas[component]), fmt_int(n), fmt_share(n, whole))
+        for component, n in result.components.items()
     ]
     rows.append(("total", "", fmt_int(whole), fmt_share(whole, whole)))
     return table(("component", "formula", "parameters", "share"), rows, right=(2, 3))
@@ -136,7 +136,7 @@ def tensor_table(params: tuple[Param, ...] | list[Param], whole: int | None = No
     """
     whole = total(params) if whole is None else whole
     rows = [
-        (p.name, "[" + ", ".join(map(str, p.shape)) + "]", p.group, render(p.formula), fmt_int(p.count), fmt_share(p.count, whole))
+        (p.name, "[" + ", ".join(map(str, p.shape)) + "]", p.component, render(p.formula), fmt_int(p.count), fmt_share(p.count, whole))
         for p in params
     ]
     return table(("name", "shape", "component", "formula", "parameters", "share"), rows, right=(4, 5))

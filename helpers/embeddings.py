@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .config import ModelConfig
-from .params import EMBEDDINGS, LAYER_NORM, Param, evaluate, group_formulas
+from .params import EMBEDDINGS, LAYER_NORM, Param, evaluate, component_formulas
 
 
 def embedding_share(config: ModelConfig, V: int | None = None) -> float:
@@ -21,14 +21,14 @@ def embedding_share(config: ModelConfig, V: int | None = None) -> float:
     size stays. Computed from the engine's component formulas. Introduced in ``01_embeddings``.
     """
     sizes = {} if V is None else {"V": V}
-    formulas = group_formulas(config)
+    formulas = component_formulas(config)
     whole = sum(evaluate(formula, config, **sizes) for formula in formulas.values())
     return evaluate(formulas[EMBEDDINGS], config, **sizes) / whole
 
 
 # the tables of an embedding layer, recognised by the formula the engine gives each row
 TABLE_OF_FORMULA = {"V*H": "token", "P*H": "position", "T*H": "segment",
-                    "V*E": "token", "P*E": "position", "T*E": "segment"}  # E: ELECTRA's and ALBERT's factorised width
+                    "V*d_e": "token", "P*d_e": "position", "T*d_e": "segment"}  # d_e: ELECTRA's and ALBERT's factorised width
 TABLE_KINDS = ("token", "position", "segment", "layer norm")
 _LAYER_INDEX = re.compile(r"\.\d+\.")
 
@@ -46,9 +46,9 @@ def embedding_tables(params: Iterable[Param]) -> dict[str, list[Param]]:
     for p in params:
         if _LAYER_INDEX.search(p.name):
             break  # the first layer: nothing after it belongs to the embedding layer
-        if p.group == EMBEDDINGS and p.formula in TABLE_OF_FORMULA:
+        if p.component == EMBEDDINGS and p.formula in TABLE_OF_FORMULA:
             out[TABLE_OF_FORMULA[p.formula]].append(p)
-        elif p.group == LAYER_NORM:
+        elif p.component == LAYER_NORM:
             out["layer norm"].append(p)
     return out
 

@@ -31,8 +31,8 @@ from .params import (
 )
 from .report import fmt_int, fmt_share, table
 
-# the component a weight matrix of each parameter group is counted under
-_MATMUL_GROUPS = {ATTENTION: ATTENTION_PROJECTIONS, FEED_FORWARD: FEED_FORWARD, POOLER: POOLER, LM_HEAD: LM_HEAD}
+# the component a weight matrix of each parameter component is counted under
+_MATMUL_COMPONENTS = {ATTENTION: ATTENTION_PROJECTIONS, FEED_FORWARD: FEED_FORWARD, POOLER: POOLER, LM_HEAD: LM_HEAD}
 
 # each family's FLOP formulas (component -> formula over the config's symbols, B and S) are in helpers.families
 
@@ -121,7 +121,7 @@ def _from_table(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]
     counted: dict[str, int] = {}
     for p, repeat in param_layout(config).rows():
         tokens = matmul_tokens(p, config, batch, seq_len)
-        component = LM_HEAD if p.kind == TABLE else _MATMUL_GROUPS.get(p.group, p.group)
+        component = LM_HEAD if p.kind == TABLE else _MATMUL_COMPONENTS.get(p.component, p.component)
         if tokens:
             counted[component] = counted.get(component, 0) + repeat * 2 * tokens * matmul_count(p)
     return counted
@@ -173,7 +173,7 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     rows = list(param_layout(c).rows())
     lookups = sum((n * p.count for p, n in rows if p.kind == TABLE and not matmul_tokens(p, c, B, flops.seq_len)), 0)
     elementwise = sum((n * p.count for p, n in rows if p.kind in (BIAS, NORM)), 0)
-    pooler = sum((n * p.count for p, n in rows if p.group == POOLER and p.tokens), 0)
+    pooler = sum((n * p.count for p, n in rows if p.component == POOLER and p.tokens), 0)
     # a mixture of experts: the routed experts' weights each token leaves unused (E − k of E)
     idle = sum((n * (p.count - matmul_count(p) * evaluate(p.tokens, c, B=1, S=1)) for p, n in rows
                 if p.kind == EXPERT), 0)
@@ -201,7 +201,7 @@ def non_embedding_parameters(config: ModelConfig) -> int:
     BERT's pooler are kept. Hoffmann et al. 2022 (Chinchilla, Appendix F) count every parameter instead
     (:func:`six_n_d`'s N). An untied output matrix (LLaMA's ``lm_head``) is a vocabulary table too.
     """
-    return sum((n * p.count for p, n in param_layout(config).rows() if p.group not in (EMBEDDINGS, LM_HEAD)), 0)
+    return sum((n * p.count for p, n in param_layout(config).rows() if p.component not in (EMBEDDINGS, LM_HEAD)), 0)
 
 
 def matmul_parameters(config: ModelConfig) -> int:
@@ -298,7 +298,7 @@ def six_n_d_breakdown(flops: Flops) -> str:
     return table(("", "FLOPs"), rows, right=(1,))
 
 
-def to_json(flops: Flops) -> dict[str, object]:
+def flops_json(flops: Flops) -> dict[str, object]:
     """The ``python -m helpers flops --json`` document.
 
     Introduced in ``08_flops_and_memory``.

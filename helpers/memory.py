@@ -201,7 +201,7 @@ def quantized_weight_bytes(config: ModelConfig, bits: int = 4, group_size: int =
     """
     stored = 0  # bits
     for p, n in param_layout(config).rows():
-        if len(p.shape) == 2 and p.group not in keep:
+        if len(p.shape) == 2 and p.component not in keep:
             groups = -(-p.count // group_size)
             stored += n * (p.count * bits + groups * (scale_bits + zero_bits))
         else:
@@ -288,7 +288,7 @@ def memory_breakdown(memory: Memory) -> str:
     return "\n".join(out)
 
 
-def to_json(memory: Memory) -> dict[str, object]:
+def memory_json(memory: Memory) -> dict[str, object]:
     """The ``python -m helpers memory --json`` document (bytes as exact integers).
 
     Introduced in ``08_flops_and_memory``.

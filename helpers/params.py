@@ -60,7 +60,7 @@ class Param:
 
     name: str
     shape: tuple[int, ...]
-    group: str
+    component: str
     formula: str
     kind: str = ""
     tokens: str = ""
@@ -76,33 +76,33 @@ class Param:
         return int(match.group(1)) if match else None
 
     @classmethod
-    def table(cls, name: str, shape: tuple[int, ...], group: str, formula: str, tokens: str = "") -> Param:
+    def table(cls, name: str, shape: tuple[int, ...], component: str, formula: str, tokens: str = "") -> Param:
         """An embedding table (a lookup; ``tokens="B*S"`` where it is also the tied LM head)."""
-        return cls(name, tuple(int(n) for n in shape), group, formula, TABLE, tokens)
+        return cls(name, tuple(int(n) for n in shape), component, formula, TABLE, tokens)
 
     @classmethod
-    def matrix(cls, name: str, shape: tuple[int, ...], group: str, formula: str, tokens: str = "B*S") -> Param:
+    def matrix(cls, name: str, shape: tuple[int, ...], component: str, formula: str, tokens: str = "B*S") -> Param:
         """A linear layer's weight, multiplying ``tokens`` tokens (all ``B·S`` unless told)."""
-        return cls(name, tuple(int(n) for n in shape), group, formula, MATRIX, tokens)
+        return cls(name, tuple(int(n) for n in shape), component, formula, MATRIX, tokens)
 
     @classmethod
-    def experts(cls, name: str, shape: tuple[int, ...], group: str, formula: str, tokens: str = "B*S*k") -> Param:
+    def experts(cls, name: str, shape: tuple[int, ...], component: str, formula: str, tokens: str = "B*S*k") -> Param:
         """E routed experts' weights fused in one ``E × out × in`` tensor (a mixture of experts).
 
         ``tokens`` counts the routed token slots (``B·S·k``: each token goes to k experts), and each slot
         multiplies one expert's slice (:func:`matmul_count`), not the whole tensor.
         """
-        return cls(name, tuple(int(n) for n in shape), group, formula, EXPERT, tokens)
+        return cls(name, tuple(int(n) for n in shape), component, formula, EXPERT, tokens)
 
     @classmethod
-    def bias(cls, name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
+    def bias(cls, name: str, shape: tuple[int, ...], component: str, formula: str) -> Param:
         """A linear layer's bias vector (added, no matmul)."""
-        return cls(name, tuple(int(n) for n in shape), group, formula, BIAS)
+        return cls(name, tuple(int(n) for n in shape), component, formula, BIAS)
 
     @classmethod
-    def norm(cls, name: str, shape: tuple[int, ...], group: str, formula: str) -> Param:
+    def norm(cls, name: str, shape: tuple[int, ...], component: str, formula: str) -> Param:
         """A LayerNorm or RMSNorm vector (γ or β: elementwise, no matmul)."""
-        return cls(name, tuple(int(n) for n in shape), group, formula, NORM)
+        return cls(name, tuple(int(n) for n in shape), component, formula, NORM)
 
 
 def matmul_count(param: Param) -> int:
@@ -148,7 +148,7 @@ class Block:
         rows = []
         for i in self.layers:
             head = self.prefix.format(i=i)
-            rows += [Param(head + p.name, p.shape, p.group, p.formula, p.kind, p.tokens) for p in self.params]
+            rows += [Param(head + p.name, p.shape, p.component, p.formula, p.kind, p.tokens) for p in self.params]
         return rows
 
 
@@ -178,11 +178,11 @@ class Layout:
         """N_t: the number of parameter tensors (a tied weight once)."""
         return sum((block.repeat * len(block.params) for block in self.blocks), 0)
 
-    def group_counts(self) -> dict[str, int]:
-        """Count per component, in the order components first appear (as :func:`group_counts`)."""
+    def component_counts(self) -> dict[str, int]:
+        """Count per component, in the order components first appear (as :func:`component_counts`)."""
         counts: dict[str, int] = {}
         for p, repeat in self.rows():
-            counts[p.group] = counts.get(p.group, 0) + repeat * p.count
+            counts[p.component] = counts.get(p.component, 0) + repeat * p.count
         return counts
 
     def expand(self) -> list[Param]:
@@ -225,7 +225,7 @@ def param_table(config: ModelConfig) -> list[Param]:
     return param_layout(config).expand()
 
 
-def group_formulas(config: ModelConfig) -> dict[str, str]:
+def component_formulas(config: ModelConfig) -> dict[str, str]:
     """The symbolic count of each component, as evaluable expressions (see :func:`render`).
 
     Introduced in ``01_embeddings``.
@@ -241,14 +241,14 @@ def total(params: Iterable[Param]) -> int:
     return sum((p.count for p in params), 0)
 
 
-def group_counts(params: Iterable[Param]) -> dict[str, int]:
+def component_counts(params: Iterable[Param]) -> dict[str, int]:
     """Count per component, in the order components first appear.
 
     Introduced in ``03_feed_forward``.
     """
     counts: dict[str, int] = {}
     for p in params:
-        counts[p.group] = counts.get(p.group, 0) + p.count
+        counts[p.component] = counts.get(p.component, 0) + p.count
     return counts
 
 
@@ -278,12 +278,12 @@ def linear_biases(params: Iterable[Param]) -> list[Param]:
     return [p for p in params if p.kind == BIAS]
 
 
-def select(params: Iterable[Param], group: str | None = None, layer: int | None = None) -> list[Param]:
+def select(params: Iterable[Param], component: str | None = None, layer: int | None = None) -> list[Param]:
     """The rows of one component and/or one layer (``layer=None``: any).
 
     Introduced in ``00_overview``.
     """
-    return [p for p in params if (group is None or p.group == group) and (layer is None or p.layer == layer)]
+    return [p for p in params if (component is None or p.component == component) and (layer is None or p.layer == layer)]
 
 
 # --- heads on top of BERT (BertForPreTraining, BertForSequenceClassification) --------------------

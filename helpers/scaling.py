@@ -35,5 +35,5 @@ def shares_by_width(widths: Sequence[int], L: int = 12, V: int = 30522) -> dict[
     Introduced in ``06_full_bert``.
     """
     counts = [count_model(scaled_bert(H, L=L, V=V)) for H in widths]
-    groups = list(counts[0].groups)
-    return {g: [Fraction(r.groups[g], r.total) for r in counts] for g in groups}
+    groups = list(counts[0].components)
+    return {g: [Fraction(r.components[g], r.total) for r in counts] for g in groups}

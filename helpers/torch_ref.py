@@ -790,15 +790,15 @@ class OPTDecoderLayer(nn.Module):
 
 
 class OPTDecoder(nn.Module):
-    """``model.decoder.``: token table V × E, positions (P + 2) × H (offset 2), projections if E ≠ H, final LayerNorm."""
+    """``model.decoder.``: token table V × d_e, positions (P + 2) × H (offset 2), projections if d_e ≠ H, final LayerNorm."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        V, P, H, E = c["V"], c["P"], c["H"], c["E"]
-        self.embed_tokens = nn.Embedding(V, E, padding_idx=c.pad_token_id)
+        V, P, H, d_e = c["V"], c["P"], c["H"], c["d_e"]
+        self.embed_tokens = nn.Embedding(V, d_e, padding_idx=c.pad_token_id)
         self.embed_positions = nn.Embedding(P + 2, H)
-        self.project_out = nn.Linear(H, E, bias=False) if E != H else None
-        self.project_in = nn.Linear(E, H, bias=False) if E != H else None
+        self.project_out = nn.Linear(H, d_e, bias=False) if d_e != H else None
+        self.project_in = nn.Linear(d_e, H, bias=False) if d_e != H else None
         final = c.flags["do_layer_norm_before"] and not c.flags["_remove_final_layer_norm"]
         affine = c.flags["layer_norm_elementwise_affine"]
         self.final_layer_norm = nn.LayerNorm(H, elementwise_affine=affine) if final else None
@@ -828,12 +828,12 @@ class OPTModel(nn.Module):
 
 
 class OPTForCausalLM(nn.Module):
-    """OPT with its LM head (V × E) over every position; the head is the token table when tied."""
+    """OPT with its LM head (V × d_e) over every position; the head is the token table when tied."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.model = OPTModel(c)
-        self.lm_head = nn.Linear(c["E"], c["V"], bias=False)
+        self.lm_head = nn.Linear(c["d_e"], c["V"], bias=False)
         if c.flags["tie_word_embeddings"]:
             self.lm_head.weight = self.model.decoder.embed_tokens.weight
 
@@ -1073,24 +1073,24 @@ class DistilBertModel(nn.Module):
 
 
 class ElectraEmbeddings(BertEmbeddings):
-    """BERT's three tables and LayerNorm, E (``embedding_size``) wide: ELECTRA's and ALBERT's embeddings."""
+    """BERT's three tables and LayerNorm, d_e (``embedding_size``) wide: ELECTRA's and ALBERT's embeddings."""
 
     def __init__(self, c: ModelConfig) -> None:
         nn.Module.__init__(self)
-        self.word_embeddings = nn.Embedding(c["V"], c["E"])
-        self.position_embeddings = nn.Embedding(c["P"], c["E"])
-        self.token_type_embeddings = nn.Embedding(c["T"], c["E"])
-        self.LayerNorm = nn.LayerNorm(c["E"])
+        self.word_embeddings = nn.Embedding(c["V"], c["d_e"])
+        self.position_embeddings = nn.Embedding(c["P"], c["d_e"])
+        self.token_type_embeddings = nn.Embedding(c["T"], c["d_e"])
+        self.LayerNorm = nn.LayerNorm(c["d_e"])
 
 
 class ElectraModel(nn.Module):
-    """``ElectraModel``: E-wide embeddings, a projection E → H where E ≠ H, BERT's L layers, no pooler."""
+    """``ElectraModel``: d_e-wide embeddings, a projection d_e → H where d_e ≠ H, BERT's L layers, no pooler."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.embeddings = ElectraEmbeddings(c)
-        if c["E"] != c["H"]:
-            self.embeddings_project = nn.Linear(c["E"], c["H"])
+        if c["d_e"] != c["H"]:
+            self.embeddings_project = nn.Linear(c["d_e"], c["H"])
         self.encoder = BertEncoder(c)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -1146,12 +1146,12 @@ class AlbertLayerGroup(nn.Module):
 
 
 class AlbertTransformer(nn.Module):
-    """``embedding_hidden_mapping_in`` E → H, then the ONE shared layer group run L times."""
+    """``embedding_hidden_mapping_in`` d_e → H, then the ONE shared layer group run L times."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.layers = c["L"]
-        self.embedding_hidden_mapping_in = nn.Linear(c["E"], c["H"])
+        self.embedding_hidden_mapping_in = nn.Linear(c["d_e"], c["H"])
         self.albert_layer_groups = nn.ModuleList([AlbertLayerGroup(c)])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -1162,7 +1162,7 @@ class AlbertTransformer(nn.Module):
 
 
 class AlbertModel(nn.Module):
-    """``AlbertModel``: E-wide embeddings, the shared encoder, the pooler (dense H×H + tanh on [CLS])."""
+    """``AlbertModel``: d_e-wide embeddings, the shared encoder, the pooler (dense H×H + tanh on [CLS])."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

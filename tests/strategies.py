@@ -242,7 +242,7 @@ def phi3_configs(draw) -> dict:
 
 @st.composite
 def opt_configs(draw) -> dict:
-    """OPT: a word_embed_proj_dim E that may differ from H, pre- or post-LayerNorm, biases and norm gains switchable."""
+    """OPT: a word_embed_proj_dim d_e that may differ from H, pre- or post-LayerNorm, biases and norm gains switchable."""
     A = draw(st.integers(1, 4))
     H = A * draw(st.integers(1, 8))
     config = {
@@ -304,7 +304,7 @@ def t5_configs(draw) -> dict:
 
 @st.composite
 def electra_configs(draw, model_type: str = "electra") -> dict:
-    """ELECTRA's (or ALBERT's) factorised embeddings: E = H or not."""
+    """ELECTRA's (or ALBERT's) factorised embeddings: d_e = H or not."""
     A = draw(st.integers(1, 4))
     H = A * draw(st.integers(1, 8))
     return {
@@ -383,7 +383,7 @@ TINY = {
                   "norm_topk_prob": True},
     "phi3": {"model_type": "phi3", "vocab_size": 40, "pad_token_id": 39, "hidden_size": 16, "num_attention_heads": 4,
              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20, "sliding_window": 4},
-    # OPT: E = 8 against H = 16 (project_in, project_out), post-LayerNorm as opt-350m
+    # OPT: d_e = 8 against H = 16 (project_in, project_out), post-LayerNorm as opt-350m
     "opt": {"model_type": "opt", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4, "num_hidden_layers": 2,
             "ffn_dim": 20, "max_position_embeddings": 12, "word_embed_proj_dim": 8, "do_layer_norm_before": False},
     # T5: d_kv 6 against H/A = 4, three decoder layers against two encoder layers, gated feed-forward
@@ -391,7 +391,7 @@ TINY = {
            "num_decoder_layers": 3, "relative_attention_num_buckets": 8, "feed_forward_proj": "gated-gelu"},
     "distilbert": {"model_type": "distilbert", "vocab_size": 40, "dim": 16, "n_heads": 4, "n_layers": 2,
                    "hidden_dim": 20, "max_position_embeddings": 8},
-    # ELECTRA-small's shape: E = 8 against H = 16 (embeddings_project)
+    # ELECTRA-small's shape: d_e = 8 against H = 16 (embeddings_project)
     "electra": {"model_type": "electra", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16,
                 "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 20, "max_position_embeddings": 8},
     # ALBERT: one shared layer run 3 times

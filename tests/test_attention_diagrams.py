@@ -22,7 +22,7 @@ def texts(ax) -> str:
 @pytest.mark.parametrize("name", ["bert-base-uncased", "bert-large-uncased", "llama-2-70b"])
 def test_attention_flow_labels_every_projection_with_its_count(name):
     c = load_config(name)
-    rows = select(param_table(c), group=ATTENTION, layer=0)
+    rows = select(param_table(c), component=ATTENTION, layer=0)
     fig, ax = plt.subplots()
     try:
         attention_flow(rows, c["d_k"], ax=ax)
@@ -40,7 +40,7 @@ def test_attention_flow_labels_every_projection_with_its_count(name):
 def test_attention_flow_refuses_a_fused_projection():
     c = load_config("gpt2")  # c_attn holds Q, K and V in one Conv1D, stored in × out
     with pytest.raises(ValueError, match="separate projections"):
-        attention_flow(select(param_table(c), group=ATTENTION, layer=0), c["d_k"], ax=plt.subplots()[1])
+        attention_flow(select(param_table(c), component=ATTENTION, layer=0), c["d_k"], ax=plt.subplots()[1])
     plt.close("all")
 
 
@@ -49,7 +49,7 @@ def test_head_split_bars_stack_to_the_layer_count():
     splits = []
     for a in (1, 4, 12, 64):
         ca = with_heads(c, a)
-        splits.append((a, ca["d_k"], total(head_slices(ca, 0)), total(select(param_table(ca), group=ATTENTION, layer=0))))
+        splits.append((a, ca["d_k"], total(head_slices(ca, 0)), total(select(param_table(ca), component=ATTENTION, layer=0))))
     fig, ax = plt.subplots()
     try:
         head_split_bars(splits, ax=ax)

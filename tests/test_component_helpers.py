@@ -22,7 +22,7 @@ def test_under_names_rows_as_a_component_built_alone():
 def test_embedding_share(name):
     c = load_config(name)
     result = count_model(c)
-    assert embedding_share(c) == result.groups["embeddings"] / result.total
+    assert embedding_share(c) == result.components["embeddings"] / result.total
     assert embedding_share(c, V=c["V"]) == embedding_share(c)
     assert embedding_share(c, V=2 * c["V"]) > embedding_share(c)
 
@@ -57,7 +57,7 @@ def test_heads_sum_back_to_the_layer():
     c = load_config("bert-base-uncased")
     heads = [head_slices(c, h) for h in range(c["A"])]
     output_bias = c["H"]  # added after the heads are concatenated: no head owns it
-    assert sum(total(h) for h in heads) + output_bias == total(select(param_table(c), group="attention", layer=0))
+    assert sum(total(h) for h in heads) + output_bias == total(select(param_table(c), component="attention", layer=0))
     assert total(heads[0]) == 4 * c["H"] * c["d_k"] + 3 * c["d_k"]
     with pytest.raises(ValueError):
         head_slices(c, c["A"])

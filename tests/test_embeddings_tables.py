@@ -22,9 +22,9 @@ def test_the_tables_are_the_embedding_rows_of_the_engine(name):
     tables = embedding_tables(params)
     assert list(tables) == list(TABLE_KINDS)
     found = [p for kind in ("token", "position", "segment") for p in tables[kind]]
-    # the tables (not ELECTRA's or ALBERT's E → H projection, a matrix filed under embeddings)
-    assert sorted(p.name for p in found) == sorted(p.name for p in select(params, group=EMBEDDINGS) if p.kind == TABLE)
-    width = c["E"] if c.model_type in ("electra", "albert") else c["H"]  # ELECTRA and ALBERT: E-wide tables
+    # the tables (not ELECTRA's or ALBERT's d_e → H projection, a matrix filed under embeddings)
+    assert sorted(p.name for p in found) == sorted(p.name for p in select(params, component=EMBEDDINGS) if p.kind == TABLE)
+    width = c["d_e"] if c.model_type in ("electra", "albert") else c["H"]  # ELECTRA and ALBERT: d_e-wide tables
     assert [p.shape for p in tables["token"]] == [(c["V"], width)]
     for kind, size in (("position", "P"), ("segment", "T")):
         assert all(p.shape == (c[size], width) for p in tables[kind])

@@ -206,7 +206,7 @@ def test_mistral_nulls_read_as_transformers_reads_them():
         transformers.MistralConfig(num_key_value_heads=None)
 
 
-# --- OPT: positions with an offset of 2, projections when E != H, post-LayerNorm opt-350m -------------------
+# --- OPT: positions with an offset of 2, projections when d_e != H, post-LayerNorm opt-350m -------------------
 
 @pytest.mark.parametrize(("name", "total"), [("opt-125m", 125_239_296), ("opt-350m", 331_196_416)])
 def test_opt_is_what_transformers_builds(name, total):
@@ -218,7 +218,7 @@ def test_opt_is_what_transformers_builds(name, total):
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == total
     names = {p.name for p in param_table(c)}
     assert ("model.decoder.final_layer_norm.weight" in names) == (name == "opt-125m")  # 350m: post-LN, no final norm
-    assert ("model.decoder.project_in.weight" in names) == (name == "opt-350m")  # 350m: E = 512, H = 1024
+    assert ("model.decoder.project_in.weight" in names) == (name == "opt-350m")  # 350m: d_e = 512, H = 1024
     assert param_table(c)[1].shape == (2048 + 2, c["H"])  # the offset of 2
 
 

@@ -36,7 +36,7 @@ def test_albert_counts_its_shared_layer_once_and_runs_it_l_times():
 
 def test_electra_projects_only_where_the_widths_differ():
     small, base = load_config("electra-small-discriminator"), load_config("electra-base-discriminator")
-    assert (small["E"], small["H"], base["E"], base["H"]) == (128, 256, 768, 768)
+    assert (small["d_e"], small["H"], base["d_e"], base["H"]) == (128, 256, 768, 768)
     assert [p.shape for p in param_table(small) if p.name.startswith("embeddings_project.")] == [(256, 128), (256,)]
     assert not [p for p in param_table(base) if p.name.startswith("embeddings_project.")]
     assert forward_flops(small, 1, 8).by_component()[EMBEDDINGS] == 2 * 8 * 128 * 256

@@ -39,7 +39,7 @@ def test_gemma_2_9b_is_what_transformers_builds():
     model = hf_gemma2(RAW)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == 9_241_705_984
-    assert count_model(c).groups[LAYER_NORM] == (4 * 42 + 1) * 3584  # four norms per layer, one at the end
+    assert count_model(c).components[LAYER_NORM] == (4 * 42 + 1) * 3584  # four norms per layer, one at the end
     assert (c["d_k"], c["A_kv"], c["W"], c["L_w"], c["L_g"]) == (256, 8, 4096, 21, 21)
     assert model.config.layer_types[:2] == ["sliding_attention", "full_attention"]
     from torch.utils.flop_counter import FlopCounterMode

@@ -43,7 +43,7 @@ def test_pythia_is_what_transformers_builds(name, figure):
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == figure
     # the paper's non-embedding count: the input table and the untied output head left out
-    assert figure - 2 * c["V"] * c["H"] == count_model(c).total - count_model(c).groups["embeddings"] - c["V"] * c["H"]
+    assert figure - 2 * c["V"] * c["H"] == count_model(c).total - count_model(c).components["embeddings"] - c["V"] * c["H"]
     with FlopCounterMode(display=False) as counter:
         model(torch.zeros(1, 128, dtype=torch.long, device="meta"), use_cache=True)
     assert counter.get_total_flops() == forward_flops(c, 1, 128).forward

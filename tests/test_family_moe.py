@@ -62,8 +62,8 @@ def test_mixtral_active_parameters_by_hand():
     c = load_config("mixtral-8x7b-v0.1")
     result = count_model(c)
     assert result.total - result.active == 32 * 6 * 3 * 4096 * 14336
-    assert set(result.active_groups) == set(result.groups)
-    assert {g for g in result.groups if result.groups[g] != result.active_groups[g]} == {"feed-forward"}
+    assert set(result.active_components) == set(result.components)
+    assert {g for g in result.components if result.components[g] != result.active_components[g]} == {"feed-forward"}
     assert "active per token" in breakdown(result)
 
 

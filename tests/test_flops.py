@@ -179,7 +179,7 @@ def test_six_n_d_gap_adds_up(name):
     gap = six_n_d_gap(flops)
     assert sum(gap.values()) == six_n_d(c, 2, S) - flops.training
     assert six_n_d(c, 2, S) == 6 * count_model(c).total * 2 * S
-    tables = sum(p.count for p in param_table(c) if p.group == "embeddings")
+    tables = sum(p.count for p in param_table(c) if p.component == "embeddings")
     if c.flags.get("tie_word_embeddings"):  # the token table is the LM head: a matmul after all
         tables -= c["V"] * c["H"]
     assert gap["embedding tables (lookups, no matmul)"] == 6 * 2 * S * tables

@@ -57,7 +57,7 @@ def test_treemap_parts_are_the_engine_rows_each_once(name):
     rows = [p for kinds in parts.values() for group in kinds.values() for p in group]
     assert sorted(p.name for p in rows) == sorted(p.name for p in params)
     assert {g: sum(total(r) for r in kinds.values()) for g, kinds in parts.items()} == count_model(
-        load_config(name)).groups
+        load_config(name)).components
 
 
 def test_bert_tensor_kinds():

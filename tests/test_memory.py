@@ -341,7 +341,7 @@ def test_flash_attention_stores_no_square_matrix():
 def test_quantized_weights_with_group_scales():
     c = load_config("llama-7b")
     N = count_model(c).total
-    quantised = sum(p.count for p in param_table(c) if len(p.shape) == 2 and p.group not in ("embeddings", "lm head"))
+    quantised = sum(p.count for p in param_table(c) if len(p.shape) == 2 and p.component not in ("embeddings", "lm head"))
     kept = N - quantised
     assert kept == 2 * c["V"] * c["H"] + (2 * c["L"] + 1) * c["H"]
     assert 8 * quantized_weight_bytes(c) == quantised * 4 + quantised // 128 * 16 + kept * 16  # 4.125 bits

@@ -24,8 +24,8 @@ def test_boxes_are_the_table(name):
     blocks = bert_blocks(params)
     assert len(blocks) == 7
     assert sum(b.count for b in blocks) == total(params) == count_model(c).total
-    for group, n in count_model(c).groups.items():
-        assert sum(b.count for b in blocks if b.group == group) == n, group
+    for component, n in count_model(c).components.items():
+        assert sum(b.count for b in blocks if b.component == component) == n, component
     H, I, L = c["H"], c["I"], c["L"]
     assert [b.count for b in blocks[2:6]] == [L * (4 * H**2 + 4 * H), L * 2 * H, L * (2 * H * I + I + H), L * 2 * H]
     assert blocks[0].detail.endswith("= (V + P + T)·H")

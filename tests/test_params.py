@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from helpers import (count_model, evaluate, group_counts, group_formulas, is_norm, linear_biases, load_config,
+from helpers import (count_model, evaluate, component_counts, component_formulas, is_norm, linear_biases, load_config,
                      model_names, numel, param_table, parse_config, pretraining_heads, render, select, total)
 from helpers.config import published, published_figure
 
@@ -27,8 +27,8 @@ def test_render():
 @pytest.mark.parametrize("name", model_names())
 def test_group_formulas_evaluate_to_the_table(name):
     c = load_config(name)
-    groups = group_counts(param_table(c))
-    formulas = group_formulas(c)
+    groups = component_counts(param_table(c))
+    formulas = component_formulas(c)
     assert set(groups) == set(formulas)
     assert all(evaluate(formulas[g], c) == n for g, n in groups.items())
     assert all(evaluate(p.formula, c) == p.count for p in param_table(c))
@@ -39,7 +39,7 @@ def test_group_formulas_evaluate_to_the_table(name):
 def test_formulas_hold_for_random_configs(raw):
     c = parse_config(raw)
     result = count_model(c)  # asserts each component formula against the counted tensors
-    assert result.total == sum(result.groups.values())
+    assert result.total == sum(result.components.values())
     assert all(evaluate(p.formula, c) == p.count for p in result.params)
     names = [p.name for p in result.params]
     assert len(names) == len(set(names))
@@ -75,12 +75,12 @@ def test_published_figure_prefers_the_paper():
 def test_bert_reconciliation_with_the_writeups():
     c = load_config("bert-base-uncased")
     params = param_table(c)
-    no_bias_no_pooler = total(p for p in params if p not in linear_biases(params) and p.group != "pooler")
+    no_bias_no_pooler = total(p for p in params if p not in linear_biases(params) and p.component != "pooler")
     writeup = next(w for w in published()["writeups"] if w["id"] == "000")
     assert no_bias_no_pooler == writeup["value"]
     per_layer_biases = total(linear_biases(select(params, layer=0)))
     assert per_layer_biases == 4 * c["H"] + c["I"] + c["H"]
-    pooler = total(select(params, group="pooler"))
+    pooler = total(select(params, component="pooler"))
     assert no_bias_no_pooler + c["L"] * per_layer_biases + pooler == count_model(c).total
 
 
@@ -92,5 +92,5 @@ def test_pretraining_heads_total():
 def test_select_by_group_and_layer():
     params = param_table(load_config("bert-base-uncased"))
     assert len(select(params, layer=3)) == 16
-    assert {p.group for p in select(params, layer=0)} == {"attention", "feed-forward", "layer norm"}
-    assert total(select(params, group="pooler")) == 768 * 768 + 768
+    assert {p.component for p in select(params, layer=0)} == {"attention", "feed-forward", "layer norm"}
+    assert total(select(params, component="pooler")) == 768 * 768 + 768

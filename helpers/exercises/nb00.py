@@ -17,8 +17,8 @@ def _writeup_gap() -> str:
     c = load_config("bert-base-uncased")
     params = param_table(c)
     exact = count_model(c).total
-    biases = total(p for p in linear_biases(params) if p.group in (ATTENTION, FEED_FORWARD))
-    without = exact - biases - total(select(params, group=POOLER))
+    biases = total(p for p in linear_biases(params) if p.component in (ATTENTION, FEED_FORWARD))
+    without = exact - biases - total(select(params, component=POOLER))
     assert without == 108_808_704 and round(without, -7) == round(exact, -7) == 110_000_000
     return "c"
 
@@ -31,7 +31,7 @@ def _roberta_total() -> int:
 def _multilingual_embedding_share() -> float:
     """00.3: the embedding tables' share of bert-base-multilingual-cased, in percent."""
     params = param_table(load_config(MULTILINGUAL))
-    return 100 * total(select(params, group=EMBEDDINGS)) / total(params)
+    return 100 * total(select(params, component=EMBEDDINGS)) / total(params)
 
 
 def _bert_params(V: int, H: int, L: int, I: int, P: int, T: int) -> int:

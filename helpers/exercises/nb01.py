@@ -51,7 +51,7 @@ def _embedding_cases() -> list[Case]:
         params = param_table(c)
         tables = embedding_tables(params)
         kwargs = {"V": c["V"], "P": _rows(tables, "position"), "T": _rows(tables, "segment"), "H": c["H"]}
-        cases.append(Case(kwargs, total(select(params, group=EMBEDDINGS)), name))
+        cases.append(Case(kwargs, total(select(params, component=EMBEDDINGS)), name))
     return cases
 
 

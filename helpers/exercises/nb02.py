@@ -9,7 +9,7 @@ from ..params import ATTENTION, param_table, select, total
 
 def _attention_layer(config) -> int:
     """The engine's attention parameters of layer 0."""
-    return total(select(param_table(config), group=ATTENTION, layer=0))
+    return total(select(param_table(config), component=ATTENTION, layer=0))
 
 
 def _large_more_heads_same_width() -> int:

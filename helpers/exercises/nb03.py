@@ -9,7 +9,7 @@ from ..params import FEED_FORWARD, param_table, select, total
 
 def _ffn_layer(name: str) -> int:
     """The engine's feed-forward parameters of layer 0 of a named model."""
-    return total(select(param_table(load_config(name)), group=FEED_FORWARD, layer=0))
+    return total(select(param_table(load_config(name)), component=FEED_FORWARD, layer=0))
 
 
 def _ratio() -> float:

@@ -10,7 +10,7 @@ from ..params import LAYER_NORM, param_table, select, total
 def _one_in() -> int:
     """GPT-3 175B: one parameter in how many is a LayerNorm γ or β (rounded down, as notebook 04 prints it)."""
     table = param_table(load_config("gpt3-175b"))
-    return total(table) // total(select(table, group=LAYER_NORM))
+    return total(table) // total(select(table, component=LAYER_NORM))
 
 
 def _norm_params(H: int, L: int, rms: bool, per_layer: int) -> int:
@@ -25,7 +25,7 @@ _GEMMA2_9B = {"model_type": "llama", "hidden_size": 3584, "num_hidden_layers": 4
 
 
 def _norm_rows(config) -> list:
-    return select(param_table(config), group=LAYER_NORM)
+    return select(param_table(config), component=LAYER_NORM)
 
 
 def _norm_cases() -> list[Case]:

@@ -11,7 +11,7 @@ from ..scaling import HEAD_SIZE, scaled_bert
 def _deep_large_embedding_share() -> float:
     """The embedding tables' share, in percent, of a BERT 48 layers deep at bert-large's width (not in the deck)."""
     r = count_model(scaled_bert(1024, L=48))
-    return 100 * r.groups[EMBEDDINGS] / r.total
+    return 100 * r.components[EMBEDDINGS] / r.total
 
 
 def _widest_bert(N: int, L: int, V: int) -> int:

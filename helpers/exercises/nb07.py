@@ -7,7 +7,7 @@ from typing import Any
 from . import Case, Exercise, register
 from ..config import ModelConfig, load_config, parse_config
 from ..count import count_model
-from ..decoder import error_parts
+from ..estimates import error_parts
 from ..params import LM_HEAD, param_table, select, total
 
 # small LLaMA-shaped models from their published config.json (not in data/models)
@@ -25,14 +25,14 @@ QWEN3_4B_SHAPES: dict[str, Any] = {  # Qwen3-4B's sizes: head_dim 128 while H / 
     "tie_word_embeddings": True,
 }
 
-# the lettered choices of 07.2, each a part of N - 12·L·H² as helpers.decoder names it
+# the lettered choices of 07.2, each a part of N - 12·L·H² as helpers.estimates names it
 _PART_LETTERS = {"biases + norms": "a", "V·H": "b", "feed-forward": "c", "attention": "d"}
 
 
 def _head_share(config: ModelConfig) -> float:
     """The untied LM head's share of all parameters, in percent."""
     params = param_table(config)
-    return 100 * total(select(params, group=LM_HEAD)) / total(params)
+    return 100 * total(select(params, component=LM_HEAD)) / total(params)
 
 
 def _largest_error_part() -> str:

@@ -1,8 +1,8 @@
 """ALBERT as transformers builds it (``AlbertModel``): factorised embeddings, one layer shared by all L, a pooler.
 
-Not used by a notebook. The token, position and segment tables are ``embedding_size`` (E) wide
-(:data:`helpers.families.electra.ELECTRA`'s tables), and ``encoder.embedding_hidden_mapping_in`` (E → H,
-with bias, present even where E = H) lifts them to the encoder's width. The encoder holds ONE layer
+Not used by a notebook. The token, position and segment tables are ``embedding_size`` (d_e; ALBERT's paper writes E, which the series keeps for the experts of a mixture) wide
+(:data:`helpers.families.electra.ELECTRA`'s tables), and ``encoder.embedding_hidden_mapping_in`` (d_e → H,
+with bias, present even where d_e = H) lifts them to the encoder's width. The encoder holds ONE layer
 (``encoder.albert_layer_groups.0.albert_layers.0.``) that runs L times: its parameters are counted once,
 whatever ``num_hidden_layers`` is, while its matrices multiply ``L·B·S`` tokens per forward pass (their
 ``tokens``), so the FLOPs still count L layers. More groups (``num_hidden_groups``) or more layers per
@@ -42,9 +42,9 @@ def _layer(c: ModelConfig) -> list[Param]:
 
 
 def _layout(c: ModelConfig) -> Layout:
-    E, H = c["E"], c["H"]
-    embeddings = electra.ELECTRA.layout(c).blocks[0].params[:5]  # the E-wide tables and their LayerNorm
-    mapping = [Param.matrix("encoder.embedding_hidden_mapping_in.weight", (H, E), EMBEDDINGS, "H*E"),
+    d_e, H = c["d_e"], c["H"]
+    embeddings = electra.ELECTRA.layout(c).blocks[0].params[:5]  # the d_e-wide tables and their LayerNorm
+    mapping = [Param.matrix("encoder.embedding_hidden_mapping_in.weight", (H, d_e), EMBEDDINGS, "H*d_e"),
                Param.bias("encoder.embedding_hidden_mapping_in.bias", (H,), EMBEDDINGS, "H")]
     pooler = [Param.matrix("pooler.weight", (H, H), POOLER, "H**2", tokens="B"),  # the [CLS] token only
               Param.bias("pooler.bias", (H,), POOLER, "H")]
@@ -52,14 +52,14 @@ def _layout(c: ModelConfig) -> Layout:
 
 
 FORMULAS = {
-    EMBEDDINGS: "(V + P + T)*E + E*H + H",
-    LAYER_NORM: "2*E + 4*H",  # one shared layer: no factor L
+    EMBEDDINGS: "(V + P + T)*d_e + d_e*H + H",
+    LAYER_NORM: "2*d_e + 4*H",  # one shared layer: no factor L
     ATTENTION: "4*H**2 + 4*H",
     FEED_FORWARD: "2*H*I + I + H",
     POOLER: "H**2 + H",
 }
 FLOPS = {
-    EMBEDDINGS: "2*B*S*E*H",  # embedding_hidden_mapping_in on every token
+    EMBEDDINGS: "2*B*S*d_e*H",  # embedding_hidden_mapping_in on every token
     ATTENTION_PROJECTIONS: "8*L*B*S*H**2",  # the shared layer's matmuls, run L times
     ATTENTION_SCORES: "4*L*B*S**2*H",
     FEED_FORWARD: "4*L*B*S*H*I",
@@ -72,7 +72,7 @@ ALBERT = Family(
     architecture="AlbertModel",
     sizes=(
         Size("vocab_size", "V", 30000),
-        Size("embedding_size", "E", 128),
+        Size("embedding_size", "d_e", 128),
         Size("hidden_size", "H", 4096),
         Size("num_hidden_layers", "L", 12),
         Size("num_attention_heads", "A", 64),

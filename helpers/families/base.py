@@ -6,7 +6,7 @@ Introduced in ``00_overview`` (``ModelConfig.family``). See the README, "Adding 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from ..config import Flag, ModelConfig, Size
 from ..params import Layout
@@ -29,13 +29,12 @@ class Family:
       ``layer_types``, or sizes that depend on a switch), read after ``derive`` into derived sizes (``sizes``
       filled in place) and checked, refused in one line naming the key; it may return per-layer lists
       (``{name: tuple of ints}``, Qwen3-MoE's dense layers), kept as ``ModelConfig.lists``; None: nothing more to read;
-    * ``heads_split_hidden``: transformers refuses a hidden size the heads do not divide (LLaMA, BERT, GPT-2);
-      False where its config accepts any H once ``head_dim`` is given (Qwen2, Qwen3, Phi-3: the projections
-      are A·d_k wide, whatever H is);
+    * ``heads_divide_hidden``: when transformers requires the heads ``A`` to divide ``H``: ``"always"`` (LLaMA,
+      BERT, GPT-2: even with ``head_dim``), ``"unless head_dim"`` (Qwen2, Qwen3, Phi-3: once ``head_dim`` is given
+      the projections are A·d_k wide, whatever H is), ``"never"`` (Gemma, whose ``GemmaConfig`` accepts H = 18
+      with A = 4, head_dim 6; T5, whose ``d_kv`` sizes the heads);
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
       that padding row (checked as torch checks it), empty where no table has one (GPT-2);
-    * ``heads_divide_hidden``: whether transformers requires ``A`` to divide ``H`` (False for Gemma, whose
-      explicit ``head_dim`` alone sizes the heads: ``GemmaConfig`` accepts H = 18 with A = 4, head_dim 6).
 
     The model (each a function of the parsed :class:`~helpers.config.ModelConfig`):
 
@@ -63,10 +62,9 @@ class Family:
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None
     read: Callable[[Mapping[str, Any], dict[str, int], Mapping[str, bool]],
                    Mapping[str, tuple[int, ...]] | None] | None = None
-    heads_split_hidden: bool = True
     pad_token_id: int | None = None
     padded: tuple[str, ...] = ("V",)
-    heads_divide_hidden: bool = True
+    heads_divide_hidden: Literal["always", "unless head_dim", "never"] = "always"
 
     @property
     def is_decoder(self) -> bool:

@@ -1,7 +1,7 @@
 """ELECTRA as transformers builds it (``ElectraModel``): BERT's encoder under factorised embeddings, no pooler.
 
-Not used by a notebook. The token, position and segment tables are ``embedding_size`` (E) wide; where E ≠ H
-(ELECTRA-small: E = 128, H = 256) a linear ``embeddings_project`` (E → H, with bias) lifts them to the
+Not used by a notebook. The token, position and segment tables are ``embedding_size`` (d_e) wide; where d_e ≠ H
+(ELECTRA-small: d_e = 128, H = 256) a linear ``embeddings_project`` (d_e → H, with bias) lifts them to the
 encoder's width, and it runs on every token. The encoder layers are BERT's, under the same names
 (``encoder.layer.{i}.``), reused from :data:`helpers.families.bert.BERT`; ``ElectraModel`` has no pooler.
 """
@@ -17,37 +17,37 @@ from .base import Family
 
 
 def _embeddings(c: ModelConfig) -> list[Param]:
-    """The E-wide tables and their LayerNorm (``ElectraEmbeddings``, as ``AlbertEmbeddings``)."""
-    V, P, T, E = c["V"], c["P"], c["T"], c["E"]
+    """The d_e-wide tables and their LayerNorm (``ElectraEmbeddings``, as ``AlbertEmbeddings``)."""
+    V, P, T, d_e = c["V"], c["P"], c["T"], c["d_e"]
     return [
-        Param.table("embeddings.word_embeddings.weight", (V, E), EMBEDDINGS, "V*E"),
-        Param.table("embeddings.position_embeddings.weight", (P, E), EMBEDDINGS, "P*E"),
-        Param.table("embeddings.token_type_embeddings.weight", (T, E), EMBEDDINGS, "T*E"),
-        Param.norm("embeddings.LayerNorm.weight", (E,), LAYER_NORM, "E"),
-        Param.norm("embeddings.LayerNorm.bias", (E,), LAYER_NORM, "E"),
+        Param.table("embeddings.word_embeddings.weight", (V, d_e), EMBEDDINGS, "V*d_e"),
+        Param.table("embeddings.position_embeddings.weight", (P, d_e), EMBEDDINGS, "P*d_e"),
+        Param.table("embeddings.token_type_embeddings.weight", (T, d_e), EMBEDDINGS, "T*d_e"),
+        Param.norm("embeddings.LayerNorm.weight", (d_e,), LAYER_NORM, "d_e"),
+        Param.norm("embeddings.LayerNorm.bias", (d_e,), LAYER_NORM, "d_e"),
     ]
 
 
 def _layout(c: ModelConfig) -> Layout:
-    E, H = c["E"], c["H"]
-    project = [Param.matrix("embeddings_project.weight", (H, E), EMBEDDINGS, "H*E"),
-               Param.bias("embeddings_project.bias", (H,), EMBEDDINGS, "H")] if E != H else []
+    d_e, H = c["d_e"], c["H"]
+    project = [Param.matrix("embeddings_project.weight", (H, d_e), EMBEDDINGS, "H*d_e"),
+               Param.bias("embeddings_project.bias", (H,), EMBEDDINGS, "H")] if d_e != H else []
     encoder = bert.BERT.layout(c).blocks[1]  # BERT's L layers, encoder.layer.{i}.
     return Layout((Block.once(*_embeddings(c), *project), encoder))
 
 
 def _formulas(c: ModelConfig) -> dict[str, str]:
     return {
-        EMBEDDINGS: "(V + P + T)*E + E*H + H" if c["E"] != c["H"] else "(V + P + T)*E",
+        EMBEDDINGS: "(V + P + T)*d_e + d_e*H + H" if c["d_e"] != c["H"] else "(V + P + T)*d_e",
         ATTENTION: "L*(4*H**2 + 4*H)",
         FEED_FORWARD: "L*(2*H*I + I + H)",
-        LAYER_NORM: "2*E + 4*L*H",
+        LAYER_NORM: "2*d_e + 4*L*H",
     }
 
 
 def _flops(c: ModelConfig) -> dict[str, str]:
     return {
-        EMBEDDINGS: "2*B*S*E*H" if c["E"] != c["H"] else "0",  # the projection E → H on every token
+        EMBEDDINGS: "2*B*S*d_e*H" if c["d_e"] != c["H"] else "0",  # the projection d_e → H on every token
         ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
         ATTENTION_SCORES: "4*L*B*S**2*H",
         FEED_FORWARD: "4*L*B*S*H*I",
@@ -60,7 +60,7 @@ ELECTRA = Family(
     architecture="ElectraModel",
     sizes=(
         Size("vocab_size", "V", 30522),
-        Size("embedding_size", "E", 128),
+        Size("embedding_size", "d_e", 128),
         Size("hidden_size", "H", 256),
         Size("num_hidden_layers", "L", 12),
         Size("num_attention_heads", "A", 4),

@@ -6,7 +6,7 @@ differs is the config dialect:
 
 * ``head_dim`` is 256 by default and sizes the heads alone: gemma-7b has 16 heads × 256 = 4096 query
   columns for a hidden size of 3072, so ``q_proj`` is 4096 × 3072 and ``o_proj`` 3072 × 4096; transformers
-  does not even require the heads to divide H (``heads_divide_hidden=False``);
+  does not even require the heads to divide H (``heads_divide_hidden="never"``);
 * the LM head is tied to the token table by default (``tie_word_embeddings: true``): one V × H tensor,
   counted once, multiplied twice (lookup and logits);
 * the RMSNorm gains are stored as offsets from 1 (the layer computes ``x̂ · (1 + w)`` and initialises ``w``
@@ -48,7 +48,7 @@ GEMMA = Family(
     },
     derive=llama.LLAMA.derive,  # the key/value heads share the query heads evenly
     pad_token_id=0,  # GemmaTextScaledWordEmbedding has a padding row
-    heads_divide_hidden=False,
+    heads_divide_hidden="never",
     layout=llama.LLAMA.layout,
     formulas=llama.LLAMA.formulas,
     flops=lambda c: dict(llama.FLOPS),

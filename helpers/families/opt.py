@@ -5,9 +5,9 @@ LayerNorms) in ``nn.Linear`` layout, with three OPT peculiarities:
 
 * the position table has P + 2 rows: OPT shifts every position by an offset of 2 (the first two rows are
   never looked up, yet they are parameters);
-* ``word_embed_proj_dim`` E (opt-350m: 512 against H = 1024): the token table and the LM head are E wide, and
-  ``project_in`` (H × E, filed under the embeddings) and ``project_out`` (E × H, filed under the LM head)
-  translate between E and H; both exist only when E ≠ H, and both are matmuls over every token;
+* ``word_embed_proj_dim`` d_e (opt-350m: 512 against H = 1024): the token table and the LM head are d_e wide, and
+  ``project_in`` (H × d_e, filed under the embeddings) and ``project_out`` (d_e × H, filed under the LM head)
+  translate between d_e and H; both exist only when d_e ≠ H, and both are matmuls over every token;
 * ``do_layer_norm_before: false`` (opt-350m: post-LayerNorm layers) removes the final LayerNorm of the stack
   (so does the legacy ``_remove_final_layer_norm``); each layer keeps its two LayerNorms, applied after the
   residual instead of before; ``layer_norm_elementwise_affine: false`` drops every γ and β;
@@ -37,8 +37,8 @@ def _final_norm(c: ModelConfig) -> bool:
 
 
 def _layout(c: ModelConfig) -> Layout:
-    """OPT's tensors: token table (V × E), positions (P + 2 rows), projections if E ≠ H, final LayerNorm, L layers."""
-    V, P, H, I, E = c["V"], c["P"], c["H"], c["I"], c["E"]
+    """OPT's tensors: token table (V × d_e), positions (P + 2 rows), projections if d_e ≠ H, final LayerNorm, L layers."""
+    V, P, H, I, d_e = c["V"], c["P"], c["H"], c["I"], c["d_e"]
     bias, affine, tied = c.flags["enable_bias"], c.flags["layer_norm_elementwise_affine"], c.flags["tie_word_embeddings"]
 
     def norm(name: str) -> list[Param]:
@@ -46,10 +46,10 @@ def _layout(c: ModelConfig) -> Layout:
             return []
         return [Param.norm(f"{name}.weight", (H,), LAYER_NORM, "H"), Param.norm(f"{name}.bias", (H,), LAYER_NORM, "H")]
 
-    def linear(name: str, out: int, inp: int, group: str, formula: str, bias_formula: str) -> list[Param]:
-        params = [Param.matrix(f"{name}.weight", (out, inp), group, formula)]
+    def linear(name: str, out: int, inp: int, component: str, formula: str, bias_formula: str) -> list[Param]:
+        params = [Param.matrix(f"{name}.weight", (out, inp), component, formula)]
         if bias:
-            params.append(Param.bias(f"{name}.bias", (out,), group, bias_formula))
+            params.append(Param.bias(f"{name}.bias", (out,), component, bias_formula))
         return params
 
     layer = []
@@ -58,51 +58,51 @@ def _layout(c: ModelConfig) -> Layout:
     layer += norm("self_attn_layer_norm")
     layer += linear("fc1", I, H, FEED_FORWARD, "I*H", "I") + linear("fc2", H, I, FEED_FORWARD, "H*I", "H")
     layer += norm("final_layer_norm")
-    head = [Param.table("model.decoder.embed_tokens.weight", (V, E), EMBEDDINGS, "V*E", tokens="B*S" if tied else ""),
+    head = [Param.table("model.decoder.embed_tokens.weight", (V, d_e), EMBEDDINGS, "V*d_e", tokens="B*S" if tied else ""),
             Param.table("model.decoder.embed_positions.weight", (P + 2, H), EMBEDDINGS, "(P + 2)*H")]
-    if E != H:
-        head += [Param.matrix("model.decoder.project_out.weight", (E, H), LM_HEAD, "E*H"),
-                 Param.matrix("model.decoder.project_in.weight", (H, E), EMBEDDINGS, "H*E")]
+    if d_e != H:
+        head += [Param.matrix("model.decoder.project_out.weight", (d_e, H), LM_HEAD, "d_e*H"),
+                 Param.matrix("model.decoder.project_in.weight", (H, d_e), EMBEDDINGS, "H*d_e")]
     if _final_norm(c):
         head += norm("model.decoder.final_layer_norm")
     blocks = [Block.once(*head), Block.stack("model.decoder.layers.{i}.", layer, c["L"])]
     if not tied:
-        blocks.append(Block.once(Param.matrix("lm_head.weight", (V, E), LM_HEAD, "V*E")))
+        blocks.append(Block.once(Param.matrix("lm_head.weight", (V, d_e), LM_HEAD, "V*d_e")))
     return Layout(tuple(blocks))
 
 
 def _formulas(c: ModelConfig) -> dict[str, str]:
     """OPT's parameter formulas per component."""
     bias, affine = c.flags["enable_bias"], c.flags["layer_norm_elementwise_affine"]
-    projected = c["E"] != c["H"]
+    projected = c["d_e"] != c["H"]
     result = {
-        EMBEDDINGS: "V*E + (P + 2)*H" + (" + H*E" if projected else ""),
+        EMBEDDINGS: "V*d_e + (P + 2)*H" + (" + H*d_e" if projected else ""),
         ATTENTION: "L*(4*H**2 + 4*H)" if bias else "4*L*H**2",
         FEED_FORWARD: "L*(2*H*I + I + H)" if bias else "2*L*H*I",
     }
     if affine:
         result[LAYER_NORM] = "4*L*H + 2*H" if _final_norm(c) else "4*L*H"
-    head = [term for term, present in (("V*E", not c.flags["tie_word_embeddings"]), ("E*H", projected)) if present]
+    head = [term for term, present in (("V*d_e", not c.flags["tie_word_embeddings"]), ("d_e*H", projected)) if present]
     if head:
         result[LM_HEAD] = " + ".join(head)
     return result
 
 
 def _flops(c: ModelConfig) -> dict[str, str]:
-    """OPT's forward FLOPs: GPT-2's, with the E-wide head and the two projections when E ≠ H."""
-    projected = c["E"] != c["H"]
+    """OPT's forward FLOPs: GPT-2's, with the d_e-wide head and the two projections when d_e ≠ H."""
+    projected = c["d_e"] != c["H"]
     return {
-        EMBEDDINGS: "2*B*S*H*E" if projected else "0",
+        EMBEDDINGS: "2*B*S*H*d_e" if projected else "0",
         ATTENTION_PROJECTIONS: "8*L*B*S*H**2",
         ATTENTION_SCORES: "4*L*B*S**2*H",
         FEED_FORWARD: "4*L*B*S*H*I",
         LAYER_NORM: "0",
-        LM_HEAD: "2*B*S*V*E" + (" + 2*B*S*E*H" if projected else ""),
+        LM_HEAD: "2*B*S*V*d_e" + (" + 2*B*S*d_e*H" if projected else ""),
     }
 
 
 def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    sizes.setdefault("E", sizes["H"])  # word_embed_proj_dim: None means hidden_size
+    sizes.setdefault("d_e", sizes["H"])  # word_embed_proj_dim: None means hidden_size
 
 
 OPT = Family(
@@ -115,7 +115,7 @@ OPT = Family(
         Size("num_attention_heads", "A", 12),
         Size("ffn_dim", "I", 3072),
         Size("max_position_embeddings", "P", 2048),
-        Size("word_embed_proj_dim", "E", None),  # None: hidden_size
+        Size("word_embed_proj_dim", "d_e", None),  # None: hidden_size
     ),
     flags=(
         Flag("tie_word_embeddings", True),

@@ -132,7 +132,7 @@ QWEN3_MOE = Family(
                                            "configs have none)")},
     derive=llama.LLAMA.derive,
     read=_read,
-    heads_split_hidden=False,
+    heads_divide_hidden="unless head_dim",
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,

@@ -139,7 +139,7 @@ T5 = Family(
     },
     derive=_derive,
     read=_read,
-    heads_divide_hidden=False,  # d_kv sizes the heads: A·d_k need not be H
+    heads_divide_hidden="never",  # d_kv sizes the heads: A·d_k need not be H
     pad_token_id=0,
     padded=(),  # shared has no padding row
     layout=_layout,

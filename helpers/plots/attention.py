@@ -41,7 +41,7 @@ def attention_flow(params: Sequence[Param], d_k: int, ax: plt.Axes | None = None
     """One attention block as a data flow, X → W_Q, W_K, W_V → heads → scaled dot-product → concat → W_O,
     every projection labelled from the engine's rows (name, shapes, exact count) and shaded by its share.
 
-    ``params`` are one layer's attention rows (``select(param_table(c), group=ATTENTION, layer=0)``), in
+    ``params`` are one layer's attention rows (``select(param_table(c), component=ATTENTION, layer=0)``), in
     checkpoint order, one module per symbol: each but the last projects the input, the last is the output
     projection, every weight stored out × in as ``nn.Linear`` does (BERT, LLaMA; GPT-2's fused ``Conv1D``
     ``c_attn`` is refused).

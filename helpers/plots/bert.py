@@ -100,7 +100,7 @@ def treemap_parts(params: Sequence[Param]) -> dict[str, dict[str, list[Param]]]:
     """
     parts: dict[str, dict[str, list[Param]]] = {}
     for p in params:
-        parts.setdefault(p.group, {}).setdefault(_tensor_kind(p), []).append(p)
+        parts.setdefault(p.component, {}).setdefault(_tensor_kind(p), []).append(p)
     return parts
 
 

@@ -232,7 +232,7 @@ def head_blocks(H: int, A: int, ax: plt.Axes | None = None) -> plt.Axes:
 def layer_stack(layers: Mapping[str, Sequence[Param]], title: str, ax: plt.Axes | None = None) -> plt.Axes:
     """One horizontal bar per layer, 100% wide, one segment per module (weight and bias together).
 
-    ``layers`` maps a label to that layer's parameter rows (``helpers.Param``: name, group, count),
+    ``layers`` maps a label to that layer's parameter rows (``helpers.Param``: name, component, count),
     segments coloured by component and labelled with their share. Introduced in ``03_feed_forward``.
     """
     ax = ax or plt.subplots()[1]
@@ -242,15 +242,15 @@ def layer_stack(layers: Mapping[str, Sequence[Param]], title: str, ax: plt.Axes 
         modules: dict[str, tuple[str, int]] = {}
         for p in layers[label]:
             module = p.name.rsplit(".", 1)[0]
-            group, n = modules.get(module, (p.group, 0))
-            modules[module] = (group, n + p.count)
+            component, n = modules.get(module, (p.component, 0))
+            modules[module] = (component, n + p.count)
         whole = sum(n for _, n in modules.values())
         left = 0.0
-        for module, (group, n) in modules.items():
+        for module, (component, n) in modules.items():
             share = 100 * n / whole
-            ax.barh(y, share, left=left, color=COLOURS.get(group, "#999999"), edgecolor="white",
-                    label=None if group in seen else group)
-            seen.add(group)
+            ax.barh(y, share, left=left, color=COLOURS.get(component, "#999999"), edgecolor="white",
+                    label=None if component in seen else component)
+            seen.add(component)
             if share >= 5:
                 short = module.replace("attention.self.", "").replace("attention.output.dense", "attn out")
                 ax.text(left + share / 2, y, f"{short}\n{share:.1f}%", ha="center", va="center", fontsize=8)

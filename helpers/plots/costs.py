@@ -37,7 +37,7 @@ def layer_flop_bars(params: Sequence[Param], tokens: int, scores: Mapping[str, i
     weights = [p for p in params if len(p.shape) == 2]
     if not weights:
         raise ValueError("no weight matrix among the rows given")
-    attention = [i for i, p in enumerate(weights) if p.group == ATTENTION]
+    attention = [i for i, p in enumerate(weights) if p.component == ATTENTION]
     cut = attention[-1] if attention else len(weights)
     bars: list[tuple[str, int, str, bool]] = []  # label, FLOPs, colour, parameter-free
     free = [(f"{name}\nno parameters", value, _NO_PARAMETERS, True) for name, value in scores.items()]
@@ -46,7 +46,7 @@ def layer_flop_bars(params: Sequence[Param], tokens: int, scores: Mapping[str, i
             bars += free
         shape = "×".join(f"{n:,}" for n in p.shape)
         name = (label or {}).get(_short(p.name), _short(p.name))
-        bars.append((f"{name}\n[{shape}]", 2 * tokens * p.count, COLOURS.get(p.group, "#999999"), False))
+        bars.append((f"{name}\n[{shape}]", 2 * tokens * p.count, COLOURS.get(p.component, "#999999"), False))
     if cut == len(weights):
         bars += free
     whole = sum(b[1] for b in bars)

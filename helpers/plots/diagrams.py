@@ -64,7 +64,7 @@ def matrix_boxes(params: Sequence[Param], ax: plt.Axes | None = None, title: str
     ``label`` renames modules for the picture (default: the last part of the module's name); ``per_row``
     wraps the modules into rows; ``bar`` is the drawn width of a vector (default: 3% of the largest side).
     Each module is labelled with its name above and its shapes and exact count below. Colours follow the
-    component (``Param.group``). Introduced in ``00_overview``.
+    component (``Param.component``). Introduced in ``00_overview``.
     """
     ax = ax or plt.subplots()[1]
     grouped = modules(params)
@@ -86,7 +86,7 @@ def matrix_boxes(params: Sequence[Param], ax: plt.Axes | None = None, title: str
         x = 0.0
         for module in row:
             tensors = grouped[module]
-            colour = COLOURS.get(tensors[0].group, "#999999")
+            colour = COLOURS.get(tensors[0].component, "#999999")
             left, tallest = x, 0.0
             for p in tensors:
                 w, h = size(p)
@@ -120,7 +120,7 @@ class Block:
 
     label: str
     count: int
-    group: str
+    component: str
     detail: str = ""
 
 
@@ -136,7 +136,7 @@ def blocks_from(params: Sequence[Param], parts: Mapping[str, str], detail: Mappi
         rows = [p for p in params if p.name.startswith(prefix)]
         if not rows:
             raise ValueError(f"no tensor starts with {prefix!r}")
-        blocks.append(Block(label, total(rows), rows[0].group, (detail or {}).get(label, "")))
+        blocks.append(Block(label, total(rows), rows[0].component, (detail or {}).get(label, "")))
     return blocks
 
 
@@ -159,9 +159,9 @@ def block_stack(blocks: Sequence[Block], ax: plt.Axes | None = None, title: str 
         y = i * step
         share = b.count / whole
         strength = 0.15 + 0.85 * (b.count / largest) ** 0.5 if b.count else 0.0
-        face = shade(COLOURS.get(b.group, "#999999"), strength) if b.count else (0.97, 0.97, 0.97)
+        face = shade(COLOURS.get(b.component, "#999999"), strength) if b.count else (0.97, 0.97, 0.97)
         ax.add_patch(FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
-                                    facecolor=face, edgecolor=COLOURS.get(b.group, "#666666"), linewidth=1.2))
+                                    facecolor=face, edgecolor=COLOURS.get(b.component, "#666666"), linewidth=1.2))
         percent = f"{100 * share:.2f}%" if share >= 0.0001 else "< 0.01%"
         count = f"{b.count:,} ({percent})" if b.count else "0 parameters"
         text = f"{b.label}\n{count}" + (f"\n{b.detail}" if b.detail else "")

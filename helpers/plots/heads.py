@@ -78,13 +78,13 @@ def heads_diagram(params: Sequence[Param], heads: Sequence[Param], classifier: S
     whole = total(params) + total(heads)
     largest = max(total(rows) for name, rows in parts.items() if name != "decoder (tied)")
 
-    def box(x: float, y: float, w: float, h: float, text: str, rows: Sequence[Param] | None, group: str,
+    def box(x: float, y: float, w: float, h: float, text: str, rows: Sequence[Param] | None, component: str,
             dashed: bool = False, size: float = 9.0) -> None:
         n = total(rows) if rows else 0
         strength = 0.12 + 0.78 * (n / largest) ** 0.5 if n and not dashed else 0.0
-        face = shade(COLOURS.get(group, "#999999"), strength) if strength else (1.0, 1.0, 1.0)
+        face = shade(COLOURS.get(component, "#999999"), strength) if strength else (1.0, 1.0, 1.0)
         ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.1", facecolor=face,
-                                    edgecolor=COLOURS.get(group, "#666666"), linewidth=1.4,
+                                    edgecolor=COLOURS.get(component, "#666666"), linewidth=1.4,
                                     linestyle="--" if dashed else "-"))
         ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size,
                 color="white" if strength > 0.7 else "black")

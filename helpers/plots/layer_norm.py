@@ -64,7 +64,7 @@ def norm_blocks(params: Sequence[Param]) -> tuple[list[Block], list[tuple[int, i
         rows = [p for p in params if re.match(pattern, p.name)]
         seen |= {p.name for p in rows}
         if rows:
-            blocks.append(Block(label, total(rows), rows[0].group))
+            blocks.append(Block(label, total(rows), rows[0].component))
     missed = [p.name for p in params if p.name not in seen]
     if missed:
         raise ValueError(f"rows in no box: {missed[:3]}")

@@ -56,13 +56,13 @@ def bert_blocks(params: Sequence[Param]) -> list[Block]:
     layers = len({p.layer for p in params if p.layer is not None})
     parts = [
         ("embeddings: token, position, segment tables",  # in that order (RoBERTa stores the position table last)
-         sorted((p for p in params if p.group == EMBEDDINGS), key=lambda p: "VPT".find(p.formula[0])), False),
+         sorted((p for p in params if p.component == EMBEDDINGS), key=lambda p: "VPT".find(p.formula[0])), False),
         ("embedding LayerNorm (γ, β)", _rows(params, r"^embeddings\.LayerNorm\."), False),
-        ("multi-head self-attention: Q, K, V, O", [p for p in params if p.group == ATTENTION], True),
+        ("multi-head self-attention: Q, K, V, O", [p for p in params if p.component == ATTENTION], True),
         ("add & LayerNorm (γ, β)", _rows(params, r"\.attention\.output\.LayerNorm\."), True),
-        ("feed-forward: H → I → H", [p for p in params if p.group == FEED_FORWARD], True),
+        ("feed-forward: H → I → H", [p for p in params if p.component == FEED_FORWARD], True),
         ("add & LayerNorm (γ, β)", _rows(params, r"\d\.output\.LayerNorm\."), True),
-        ("pooler: dense + tanh on [CLS]", [p for p in params if p.group == POOLER], False),
+        ("pooler: dense + tanh on [CLS]", [p for p in params if p.component == POOLER], False),
     ]
     counted = [p.name for _, rows, _ in parts for p in rows]
     if sorted(counted) != sorted(p.name for p in params):
@@ -77,7 +77,7 @@ def bert_blocks(params: Sequence[Param]) -> list[Block]:
             detail = " + ".join("×".join(f"{n:,}" for n in p.shape) for p in rows) + f" = {formula}"
         else:
             detail = formula
-        blocks.append(Block(label, total(rows), rows[0].group, detail))
+        blocks.append(Block(label, total(rows), rows[0].component, detail))
     return blocks
 
 

@@ -1,9 +1,9 @@
-"""Decoder-only language models (GPT-2, GPT-3, LLaMA): write-up 004's estimate, the generic decoder
+"""Estimates of a decoder's size next to its exact count: write-up 004's 12·L·H², its generic decoder
 formula, LLaMA's SwiGLU width rule, and the exact parts that separate the estimate from the count.
 
 Introduced in ``07_decoder_llms``. Write-up 004 writes ``d_model`` and ``N`` (layers); the series
 writes ``H`` and ``L``. Error formulas are Python expressions over the symbols of
-:mod:`helpers.config`, like the engine's group formulas: :func:`helpers.evaluate` gives their exact
+:mod:`helpers.config`, like the engine's component formulas: :func:`helpers.evaluate` gives their exact
 value and :func:`helpers.render` prints them.
 """
 
