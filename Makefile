@@ -14,11 +14,12 @@ export PYTHONHASHSEED := 0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help env lab test test-fast execute bench clean
+.PHONY: help env lab lint test test-fast execute bench clean
 
 help:
 	@echo "make lab        prepare .venv if needed, then open JupyterLab on notebooks/"
 	@echo "make test       prepare .venv if needed, then run every test, notebooks included"
+	@echo "make lint       ruff over helpers/, tests/, .ci/ and the notebooks (part of make test)"
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
@@ -45,7 +46,10 @@ $(LAB_SETTINGS): .ci/lab_overrides.json $(STAMP)
 	@mkdir -p $(dir $@)
 	cp .ci/lab_overrides.json $@
 
-test: env slides html chromium
+lint: env
+	$(BIN)/ruff check --quiet helpers tests .ci notebooks
+
+test: env lint slides html chromium
 	@mkdir -p $(MPLCONFIGDIR)
 	@# build matplotlib's font cache once, before two notebook kernels race to build it (and warn on stderr)
 	$(BIN)/python -c "import matplotlib.pyplot"

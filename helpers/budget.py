@@ -37,7 +37,7 @@ from .config import DATA_DIR, ConfigError, ModelConfig, read_json
 from .flops import (ATTENTION_SCORES, forward_flops, matmul_parameters, matmul_tokens, max_seq_len,
                     non_embedding_parameters, six_n_d)
 from .memory import ADAMW_FP32, ADAMW_MIXED, MemoryPart, fmt_bytes, kv_cache_bytes, kv_cache_formula, weight_bytes
-from .params import EMBEDDINGS, LM_HEAD, Param, evaluate, param_table, total
+from .params import EMBEDDINGS, Param, evaluate, param_table, total
 from .report import fmt_int, table
 
 HARDWARE_PATH = DATA_DIR / "hardware.json"

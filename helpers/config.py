@@ -208,7 +208,7 @@ def model_names() -> list[str]:
 def resolve(spec: str | Path) -> Path:
     """A path to a config.json (or to a checkpoint folder holding one), or the name of a model in ``data/models/``.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     path = Path(spec)
     if path.is_file():

@@ -84,7 +84,7 @@ def count_model(config: ModelConfig) -> Count:
 def count_json(result: Count) -> dict[str, Any]:
     """The ``python -m helpers count --json`` document: model, total, components and every tensor.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {
         "model": result.config.name,

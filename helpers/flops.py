@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from .config import ModelConfig
 from .params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, FEED_FORWARD, LM_HEAD, NORM, POOLER,
-    TABLE, Param, evaluate, matmul_count, param_layout, param_table, render, total,
+    TABLE, Param, evaluate, matmul_count, param_layout, render,
 )
 from .report import fmt_int, fmt_share, table
 
@@ -87,7 +87,7 @@ class Flops:
 def tied_table(config: ModelConfig) -> str | None:
     """The name of the embedding table the LM head reuses as a matmul, or None (untied, or no LM head).
 
-    Introduced in ``08_flops_and_memory``.
+    Introduced in ``01_embeddings``.
     """
     for p, _ in param_layout(config).rows():
         if p.kind == TABLE and p.tokens:  # a table that multiplies: the LM head, tied to it
@@ -108,7 +108,7 @@ def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -
 def flop_formulas(config: ModelConfig) -> dict[str, str]:
     """Forward FLOPs of each component as formulas over the config's symbols and ``B``, ``S``.
 
-    Introduced in ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     return config.family.flops(config)
 
@@ -261,7 +261,7 @@ def causal_training_flops(flops: Flops) -> int:
 def max_seq_len(config: ModelConfig) -> int | None:
     """The longest sequence the model's position table covers, or None (LLaMA: rotary, no table).
 
-    Introduced in ``08_flops_and_memory``. RoBERTa numbers positions from ``pad_token_id + 1``
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``. RoBERTa numbers positions from ``pad_token_id + 1``
     (2 with transformers' default ``pad_token_id = 1``), so it runs at most ``P − pad_token_id − 1`` tokens.
     """
     return config.family.positions(config)
@@ -301,7 +301,7 @@ def six_n_d_breakdown(flops: Flops) -> str:
 def flops_json(flops: Flops) -> dict[str, object]:
     """The ``python -m helpers flops --json`` document.
 
-    Introduced in ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     c = flops.config
     return {

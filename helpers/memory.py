@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .config import ModelConfig
-from .params import EMBEDDINGS, LM_HEAD, evaluate, param_layout, param_table, render, total
+from .params import EMBEDDINGS, LM_HEAD, evaluate, param_layout, render
 from .report import fmt_int, table
 
 # bits per stored value
@@ -134,7 +134,7 @@ def training_state(config: ModelConfig, recipe: str = ADAMW_MIXED) -> list[Memor
 def kv_cache_formula(config: ModelConfig) -> str | None:
     """Values in the KV cache as a formula over the config's symbols, B and S; None for an encoder.
 
-    Introduced in ``08_flops_and_memory``.
+    Introduced in ``07_decoder_llms``.
     """
     kv_cache = config.family.kv_cache
     return None if kv_cache is None else kv_cache(config)
@@ -256,7 +256,7 @@ def fmt_bytes(n: int) -> str:
 def memory_breakdown(memory: Memory) -> str:
     """The text report of ``python -m helpers memory``: weights, training state, KV cache, activations.
 
-    Introduced in ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     c, B, S = memory.config, memory.batch, memory.seq_len
     out = [f"N = {fmt_int(memory.parameters)} parameters in N_t = {parameter_tensors(c)} tensors; B = {B}, S = {S}"]
@@ -291,7 +291,7 @@ def memory_breakdown(memory: Memory) -> str:
 def memory_json(memory: Memory) -> dict[str, object]:
     """The ``python -m helpers memory --json`` document (bytes as exact integers).
 
-    Introduced in ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     c = memory.config
     return {

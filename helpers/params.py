@@ -43,7 +43,7 @@ KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT)
 def numel(shape: Iterable[int]) -> int:
     """Number of elements of a tensor of this shape, exact (NumPy object product).
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return int(np.prod(np.array(list(shape), dtype=object), dtype=object))
 
@@ -108,7 +108,7 @@ class Param:
 def matmul_count(param: Param) -> int:
     """The weights one of the tensor's ``tokens`` multiplies: one expert's slice for :data:`EXPERT`, else all.
 
-    A mixture of experts routes each token to k of the E experts. Introduced in ``08_flops_and_memory``.
+    A mixture of experts routes each token to k of the E experts. No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     return param.count // param.shape[0] if param.kind == EXPERT else param.count
 
@@ -212,7 +212,7 @@ def render(formula: str) -> str:
 def param_layout(config: ModelConfig) -> Layout:
     """The model's tensors in compact form (its family's layout): what the counts are computed from.
 
-    Introduced in ``00_overview``. ``param_layout(c).expand() == param_table(c)``.
+    No notebook calls it; it works behind the helpers of ``00_overview``. ``param_layout(c).expand() == param_table(c)``.
     """
     return config.family.layout(config)
 

@@ -366,7 +366,7 @@ def rotary_angles(d_k: int, S: int, device: torch.device | str,
     """cos and sin of the rotary angles, [1, S, d_k]: position × frequency, elementwise (no matmul, no parameter).
 
     Built as transformers 5 builds them (an outer product by broadcasting), so FlopCounterMode counts 0.
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     inv_freq = 1.0 / (10000 ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
     positions = torch.arange(S, device=device, dtype=torch.float32)
@@ -1295,7 +1295,7 @@ def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module
 def architecture(config: ModelConfig) -> type[nn.Module]:
     """The reference class that builds a config's model: the one its family names in ``torch_ref``.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return globals()[config.family.torch_ref]
 

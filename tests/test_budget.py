@@ -146,7 +146,7 @@ def test_stages_shard_one_more_part_each(name):
 @settings(max_examples=60, deadline=None)
 def test_ranks_hold_the_whole_state_between_them(raw, W):
     c = parse_config(raw)
-    N, N_t = total(param_table(c)), len(param_table(c))
+    N = total(param_table(c))
     moments = sum(next(p.bytes for p in sharded_state(c, W, 3, recipe=ADAMW_FP32, rank=r) if p.name == "AdamW exp_avg (fp32)")
                   for r in range(W))
     assert moments == 4 * N  # unpadded: every row once

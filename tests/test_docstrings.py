@@ -1,7 +1,9 @@
 """The helper library's documentation rule, and transformers kept out of helpers/ and the notebooks.
 
 Every public function of a ``helpers`` module names the notebook that introduces it
-("Introduced in ``NN_name``."), and that notebook exists; every public class has a docstring.
+("Introduced in ``NN_name``."), and that notebook exists and calls it by name (an import or a call in a code
+cell); a function no notebook calls says so instead ("No notebook calls it; it works behind the helpers of
+``NN_name``."), and then no notebook may call it. Every public class has a docstring.
 ``helpers.cli.main`` (the command line) is exempt; the slide/HTML tooling lives outside the package, in ``.ci/sitekit.py``.
 transformers is test-only: importing every helpers module must not import it, and no notebook may.
 """
@@ -27,6 +29,16 @@ from .conftest import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 INTRODUCED = re.compile(r"Introduced in ``(\d\d_\w+)``\.")
+BEHIND = re.compile(r"No notebook calls it; it works behind the helpers of ``(\d\d_\w+)``\.")
+# each notebook's code cells, where a helper is imported or called by name
+CODE = {nb.stem: "\n".join("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+                           if c["cell_type"] == "code") for nb in NOTEBOOKS}
+
+
+def calls(code: str, name: str) -> bool:
+    """Whether ``code`` imports ``name`` from helpers or calls it (``name(``, not ``x.name(``)."""
+    imported = re.search(rf"^\s*from helpers[\w.]* import [^\n]*(?<![.\w]){name}\b", code, re.M)
+    return bool(imported or re.search(rf"(?<![.\w]){name}\s*\(", code))
 # every module of the package and of its subpackages (plots, exercises); __main__ runs the command line
 MODULES = sorted(m.name.removeprefix("helpers.") for m in pkgutil.walk_packages(helpers.__path__, "helpers.")
                  if m.name != "helpers.__main__")
@@ -59,11 +71,18 @@ def test_public_functions_name_their_notebook(name):
     functions = [(n, f) for n, f in _public(module, inspect.isfunction) if (name, n) not in EXEMPT]
     problems = []
     for fname, function in functions:
-        found = INTRODUCED.findall(function.__doc__ or "")
-        if len(found) != 1:
-            problems.append(f"{name}.{fname}: {len(found)} 'Introduced in ``NN_name``.' sentences")
-        elif not (ROOT / "notebooks" / f"{found[0]}.ipynb").is_file():
-            problems.append(f"{name}.{fname}: notebooks/{found[0]}.ipynb does not exist")
+        found, behind = INTRODUCED.findall(function.__doc__ or ""), BEHIND.findall(function.__doc__ or "")
+        users = [nb for nb, code in CODE.items() if calls(code, fname)]
+        if len(found) + len(behind) != 1:
+            problems.append(f"{name}.{fname}: {len(found)} 'Introduced in ``NN_name``.' and {len(behind)} "
+                            "'No notebook calls it; ...' sentences (one of them, once)")
+        elif not (ROOT / "notebooks" / f"{(found or behind)[0]}.ipynb").is_file():
+            problems.append(f"{name}.{fname}: notebooks/{(found or behind)[0]}.ipynb does not exist")
+        elif found and found[0] not in users:
+            problems.append(f"{name}.{fname}: introduced in {found[0]}, which never imports or calls it"
+                            f" (called in: {users or 'no notebook'})")
+        elif behind and users:
+            problems.append(f"{name}.{fname}: says no notebook calls it, but {users} do")
     assert not problems, "\n".join(problems)
 
 
@@ -76,6 +95,9 @@ def test_public_classes_have_docstrings(name):
 
 
 def test_the_rule_rejects_what_it_should():
+    assert calls("from helpers.flops import forward_flops, tied_table", "tied_table")
+    assert calls("x = tied_table(c)", "tied_table") and not calls("x = c.tied_table(c)", "tied_table")
+    assert not calls("# the shapes exercise 03.3 quotes", "exercise")
     assert INTRODUCED.findall("Counts. Introduced in ``07_decoder_llms``.") == ["07_decoder_llms"]
     assert INTRODUCED.findall("Introduced in ``07_decoder_llms``; used again later.") == []
     assert INTRODUCED.findall("Introduced in\n    ``07_decoder_llms``.") == []  # keep it greppable: one line

@@ -28,6 +28,7 @@ from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+StrictDataclassError = pytest.importorskip("huggingface_hub.errors").StrictDataclassError
 transformers.logging.set_verbosity_error()
 
 from helpers import torch_ref  # noqa: E402
@@ -202,7 +203,7 @@ def test_mistral_nulls_read_as_transformers_reads_them():
     assert transformers.MistralConfig(sliding_window=None).sliding_window is None
     with pytest.raises(ConfigError, match="null"):
         parse_config({"model_type": "mistral", "num_key_value_heads": None})
-    with pytest.raises(Exception):
+    with pytest.raises(StrictDataclassError, match="num_key_value_heads"):
         transformers.MistralConfig(num_key_value_heads=None)
 
 

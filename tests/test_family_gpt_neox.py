@@ -21,6 +21,7 @@ from .strategies import TINY
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+StrictDataclassError = pytest.importorskip("huggingface_hub.errors").StrictDataclassError
 transformers.logging.set_verbosity_error()
 
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -110,5 +111,5 @@ def test_a_stray_sliding_window_really_changes_transformers_cache():
     with torch.no_grad():
         cache = model(input_ids=torch.zeros(1, 7, dtype=torch.long), use_cache=True).past_key_values
     assert {layer.keys.shape[-2] for layer in cache.layers} == {2}
-    with pytest.raises(Exception):
+    with pytest.raises(StrictDataclassError, match="validate_architecture"):
         transformers.GPTNeoXConfig(hidden_size=770, num_attention_heads=12)

@@ -69,7 +69,7 @@ _LOADED: list[bool] = []
 def register(*exercises: Exercise) -> None:
     """Add exercises to the bank (each notebook's ``nbNN`` module calls this once).
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     for exercise in exercises:
         if exercise.id in BANK:
@@ -80,7 +80,7 @@ def register(*exercises: Exercise) -> None:
 def exercise(exercise_id: str) -> Exercise:
     """The bank's entry for ``"NN.K"``.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     _load()
     if exercise_id not in BANK:
@@ -148,7 +148,7 @@ def _code(ex: Exercise, function: Any) -> str:
 def verdict(exercise_id: str, answer: Any) -> str:
     """What :func:`check` prints after the exercise id: ``not attempted``, ``correct``, or a hint.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     ex = exercise(exercise_id)
     if answer is None:

@@ -25,7 +25,7 @@ from .base import Family
 def layout(c: ModelConfig) -> Layout:
     """LLaMA's tensors, with ``pre_feedforward_layernorm`` and ``post_feedforward_layernorm`` in every layer.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     H = c["H"]
     head, stack, tail = llama.LLAMA.layout(c).blocks
@@ -37,7 +37,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """LLaMA's formulas with four norms per layer: ``(4L + 1)·H``.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     return {**llama.LLAMA.formulas(c), LAYER_NORM: "(4*L + 1)*H"}
 
@@ -45,7 +45,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
 def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     """The windowed (``L_w``, even indices) and global (``L_g``) layers; a window the cache can hold.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     if sizes["W"] == 1:
         raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "

@@ -33,7 +33,7 @@ _CACHE_ONLY = "GPTNeoXConfig has no such field, yet transformers' DynamicCache w
 def layout(c: ModelConfig) -> Layout:
     """GPT-NeoX's tensors: ``embed_in``, L layers (two LayerNorms, fused QKV, dense, MLP), final LayerNorm, head.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     V, H, I = c["V"], c["H"], c["I"]
     bias, tied = c.flags["attention_bias"], c.flags["tie_word_embeddings"]
@@ -69,7 +69,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """GPT-NeoX's parameter formulas per component (GPT-2's, without a position table).
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     result = {
         EMBEDDINGS: "V*H",

@@ -21,7 +21,7 @@ def decoder_layout(c: ModelConfig, layer: list[Param]) -> Layout:
     tied), the stack of L identical ``layer``s under ``model.layers.{i}.``, the final ``model.norm`` and an untied
     ``lm_head``. Shared by the families that keep LLaMA's names (Qwen2, Phi-3, Mixtral ...).
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     V, H, tied = c["V"], c["H"], c.flags["tie_word_embeddings"]
     tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]

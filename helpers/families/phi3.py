@@ -23,7 +23,7 @@ from .base import Family
 def layout(c: ModelConfig) -> Layout:
     """Phi-3's tensors: token table, L layers (o_proj, qkv_proj, gate_up_proj, down_proj, two RMSNorms), norm, head.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     layer = [
@@ -40,7 +40,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Phi-3's parameter formulas per component (LLaMA's without biases: the fused tensors hold the same values).
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     result = {
         EMBEDDINGS: "V*H",
@@ -56,7 +56,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
     """Phi-3's own refusals: ``head_dim: null`` (transformers' attention fails on it) and a window of 1.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     if "head_dim" in raw and raw["head_dim"] is None:
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "

@@ -26,7 +26,7 @@ FULL, SLIDING = "full_attention", "sliding_attention"
 def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
     """``L_w``, the layers with a sliding-window cache, as Qwen2Config's ``__post_init__`` derives them.
 
-    Introduced in ``08_flops_and_memory``. ``W`` (``sliding_window``) is kept only where some layer uses it.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``. ``W`` (``sliding_window``) is kept only where some layer uses it.
     Refused in one line naming the key: a ``layer_types`` list that is not one of ``full_attention`` /
     ``sliding_attention`` per layer, windowed layers without a window (transformers' cache fails on them), a
     window of 1 (its cache slice ``[-W + 1:]`` becomes ``[0:]`` and keeps every token), and ``head_dim: null``
@@ -60,7 +60,7 @@ def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[s
 def kv_cache(c: ModelConfig) -> str:
     """Global layers cache every token, windowed layers the last W − 1: transformers' DynamicCache.
 
-    Introduced in ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     if not c["L_w"]:
         return "2*L*A_kv*d_k*S*B"
@@ -72,7 +72,7 @@ def kv_cache(c: ModelConfig) -> str:
 def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (True, False)) -> Layout:
     """Qwen's tensors: LLaMA's, with ``bias`` = (on q/k/v, on o) and, for Qwen3, an RMSNorm of d_k on q and k.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     qkv_bias, o_bias = bias
@@ -98,7 +98,7 @@ def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (Tru
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Qwen2's parameter formulas per component: LLaMA's, plus the q, k, v biases.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     result = {
         EMBEDDINGS: "V*H",

@@ -21,7 +21,7 @@ from .base import Family
 def layout(c: ModelConfig) -> Layout:
     """Qwen3's tensors: Qwen2's layout without its biases (unless ``attention_bias``), with q_norm and k_norm.
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     bias = c.flags["attention_bias"]
     return qwen2.layout(c, qk_norm=True, bias=(bias, bias))
@@ -30,7 +30,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Qwen3's parameter formulas per component (the q/k norms filed with the other norms).
 
-    Introduced in ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     attention = "2*A*d_k*H + 2*A_kv*d_k*H" + (" + A*d_k + 2*A_kv*d_k + H" if c.flags["attention_bias"] else "")
     result = {

@@ -121,7 +121,7 @@ def head_split_bars(splits: Sequence[tuple[int, int, int, int]], ax: plt.Axes | 
     Introduced in ``02_multi_head_attention``.
     """
     ax = ax or plt.subplots()[1]
-    for x, (A, d_k, one, layer) in enumerate(splits):
+    for x, (A, _d_k, one, layer) in enumerate(splits):
         for h in range(A):
             fill = _DARK if h == 0 else (COLOURS["attention"] if h % 2 else _LIGHT)
             ax.add_patch(Rectangle((x - 0.35, h * one), 0.7, one, facecolor=fill, edgecolor="white",

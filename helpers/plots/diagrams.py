@@ -28,7 +28,7 @@ __all__ = ["Block", "modules", "matrix_boxes", "block_stack", "blocks_from", "sh
 def modules(params: Iterable[Param]) -> dict[str, list[Param]]:
     """The rows grouped by module (``...query.weight`` and ``...query.bias`` -> ``...query``), in table order.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     grouped: dict[str, list[Param]] = {}
     for p in params:
@@ -39,7 +39,7 @@ def modules(params: Iterable[Param]) -> dict[str, list[Param]]:
 def shade(colour: str, strength: float) -> tuple[float, float, float]:
     """``colour`` mixed with white: ``strength`` 1 is the colour itself, 0 is white.
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     strength = min(max(strength, 0.0), 1.0)
     return tuple(1 - strength * (1 - c) for c in to_rgb(colour))  # type: ignore[return-value]
@@ -64,7 +64,7 @@ def matrix_boxes(params: Sequence[Param], ax: plt.Axes | None = None, title: str
     ``label`` renames modules for the picture (default: the last part of the module's name); ``per_row``
     wraps the modules into rows; ``bar`` is the drawn width of a vector (default: 3% of the largest side).
     Each module is labelled with its name above and its shapes and exact count below. Colours follow the
-    component (``Param.component``). Introduced in ``00_overview``.
+    component (``Param.component``). No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     ax = ax or plt.subplots()[1]
     grouped = modules(params)
@@ -129,7 +129,7 @@ def blocks_from(params: Sequence[Param], parts: Mapping[str, str], detail: Mappi
     """Blocks for :func:`block_stack` from the table: ``parts`` maps a box label to a name prefix, and the
     box counts every row whose name starts with it (component from its first row).
 
-    Introduced in ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     blocks = []
     for label, prefix in parts.items():
@@ -149,7 +149,7 @@ def block_stack(blocks: Sequence[Block], ax: plt.Axes | None = None, title: str 
     shaded by that share (the largest box is the component's full colour). ``residuals`` holds pairs
     ``(i, j)``: a skip connection from the input of box ``i`` that is added (⊕) to the output of box ``j``.
     ``repeat = (i, j, text)`` brackets boxes ``i..j`` (e.g. ``"× L = 12"``). ``x`` and ``width`` place the
-    column, so two stacks can stand side by side on one axes. Introduced in ``00_overview``.
+    column, so two stacks can stand side by side on one axes. No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     ax = ax or plt.subplots()[1]
     whole = whole or sum(b.count for b in blocks) or 1
