@@ -13,10 +13,18 @@ import sys
 
 import pytest
 
-from helpers import count_model, load_config
-from helpers.config import MODELS_DIR
+from helpers import count_model, load_config, parse_config
+from helpers.config import MODELS_DIR, model_names, raw_config
+from helpers.families import FAMILIES
 
-MODELS = ["bert-base-uncased", "llama-7b", "gpt3-175b", "mistral-7b-v0.1"]
+
+def representative(model_type: str) -> str:
+    """The first configuration in data/models/ of a family (bert-base-cased for bert, gpt2 for gpt2 ...)."""
+    return next(name for name in model_names() if raw_config(name)["model_type"] == model_type)
+
+
+MODELS = [representative(model_type) for model_type in FAMILIES]  # one real config per family
+DEEP = {"model_type": "llama", "num_hidden_layers": 10**7}  # ten million identical layers
 
 HF_SNIPPET = """
 import json, sys, torch, transformers
@@ -41,6 +49,13 @@ def transformers_count(name: str) -> int:
     with torch.device("meta"):
         model = cls(config)
     return sum(p.numel() for p in model.parameters())
+
+
+def test_engine_ten_million_layers(benchmark):
+    benchmark.group = "in-process 10**7 layers"
+    result = benchmark.pedantic(lambda: count_model(parse_config(DEEP)), rounds=5, iterations=1)
+    one, two = (count_model(parse_config({**DEEP, "num_hidden_layers": n})).total for n in (1, 2))
+    assert result.total == one + (10**7 - 1) * (two - one)  # a layer more adds one layer's count
 
 
 @pytest.mark.parametrize("name", MODELS)
