@@ -166,12 +166,21 @@ def activation_bytes_per_layer(config: ModelConfig, batch: int, seq_len: int, re
     return evaluate(ACTIVATIONS_BY_RECOMPUTE[recompute], config, B=batch, S=seq_len)
 
 
-def activation_bytes(config: ModelConfig, batch: int, seq_len: int, recompute: str = NO_RECOMPUTE) -> int:
-    """ESTIMATE of the activations of all L layers (embeddings, final norm and logits not included).
+def stacked_layers(config: ModelConfig) -> int:
+    """The layers whose activations are stored: L, plus an encoder–decoder's L_d decoder layers (T5).
 
-    Introduced in ``08_flops_and_memory``. ``recompute`` as in :func:`activation_bytes_per_layer`.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
-    return config["L"] * activation_bytes_per_layer(config, batch, seq_len, recompute)
+    return config["L"] + config.sizes.get("L_d", 0)
+
+
+def activation_bytes(config: ModelConfig, batch: int, seq_len: int, recompute: str = NO_RECOMPUTE) -> int:
+    """ESTIMATE of the activations of all layers (embeddings, final norm and logits not included).
+
+    Introduced in ``08_flops_and_memory``. ``recompute`` as in :func:`activation_bytes_per_layer`. An
+    encoder–decoder (T5) counts its L + L_d layers alike: a decoder layer's cross-attention is left out.
+    """
+    return stacked_layers(config) * activation_bytes_per_layer(config, batch, seq_len, recompute)
 
 
 def attention_core_bytes(config: ModelConfig, batch: int, seq_len: int) -> dict[str, int]:
@@ -253,6 +262,13 @@ def fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def _layers_label(c: ModelConfig) -> str:
+    """``L = 32 layers``, or ``L + L_d = 12 layers (...)`` for an encoder–decoder."""
+    if "L_d" in c.sizes:
+        return f"L + L_d = {stacked_layers(c)} layers (the decoder's cross-attention not counted)"
+    return f"L = {c['L']} layers"
+
+
 def memory_breakdown(memory: Memory) -> str:
     """The text report of ``python -m helpers memory``: weights, training state, KV cache, activations.
 
@@ -274,11 +290,12 @@ def memory_breakdown(memory: Memory) -> str:
     if kv is None:
         out.append("KV cache: none (an encoder attends over its whole input at once; nothing is kept between steps)")
     else:
-        out.append(f"KV cache ({memory.dtype}): {render(formula)}·{Fraction(DTYPE_BITS[memory.dtype], 8)} bytes"
+        values = f"({render(formula)})" if " + " in formula else render(formula)
+        out.append(f"KV cache ({memory.dtype}): {values}·{Fraction(DTYPE_BITS[memory.dtype], 8)} bytes"
                    f" = {fmt_int(kv)} bytes ({fmt_bytes(kv)})")
     per_layer, acts = activation_bytes_per_layer(c, B, S), memory.activations()
     out += [f"activations, ESTIMATE ({ACTIVATIONS_SOURCE}):",
-            f"  per layer S·B·H·(34 + 5A·S/H) = {fmt_int(per_layer)} bytes; L = {c['L']} layers: "
+            f"  per layer S·B·H·(34 + 5A·S/H) = {fmt_int(per_layer)} bytes; {_layers_label(c)}: "
             f"{fmt_int(acts)} bytes ({fmt_bytes(acts)})"]
     cache = "KV cache" if kv is not None else "no KV cache"
     rows = [(f"inference ({memory.dtype} weights + {cache})", fmt_int(memory.inference()), fmt_bytes(memory.inference())),

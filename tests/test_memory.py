@@ -17,6 +17,7 @@ from fractions import Fraction
 import pytest
 
 from helpers import count_model, load_config, param_table, parse_config
+from helpers.config import MODELS_DIR
 from helpers.memory import (
     ADAMW_AUTOCAST, ADAMW_FP32, ADAMW_MIXED, DTYPE_BITS, FULL, NO_RECOMPUTE, SELECTIVE, Memory, activation_bytes,
     activation_bytes_per_layer, attention_core_bytes, kv_cache_bytes, parameter_tensors, quantized_weight_bytes,
@@ -366,3 +367,14 @@ def test_quantized_bytes_are_the_tensors_of_a_group_wise_format():
         else:
             stored.append(w.to(torch.float16))
     assert nbytes(stored) == quantized_weight_bytes(c, group_size=16)
+
+
+def test_an_encoder_decoder_stores_the_activations_of_both_stacks():
+    """T5: L encoder and L_d decoder layers, each estimated as one layer of eq. 1 (cross-attention left out)."""
+    c = load_config("t5-small")
+    assert (c["L"], c["L_d"]) == (6, 6)
+    assert activation_bytes(c, 1, 512) == 12 * activation_bytes_per_layer(c, 1, 512)
+    deeper = parse_config({**json.loads((MODELS_DIR / "t5-small.json").read_text()), "num_decoder_layers": 8})
+    assert activation_bytes(deeper, 1, 512) == 14 * activation_bytes_per_layer(c, 1, 512)
+    out = run_cli("memory", "t5-small", "--seq-len", "512").stdout
+    assert "L + L_d = 12 layers" in out and "KV cache (fp16): (2L_d·A·d_k·S·B + 2L_d·A·d_k·S·B)·2 bytes" in out
