@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Case, Exercise, register
-from ..config import load_config, parse_config
+from ..config import load_config
 from ..params import LAYER_NORM, param_table, select, total
 
 
@@ -18,12 +18,6 @@ def _norm_params(H: int, L: int, rms: bool, per_layer: int) -> int:
     return (per_layer * L + 1) * H * (1 if rms else 2)
 
 
-# Gemma 2 9B's shape (Gemma Team 2024, Table 1: d_model 3584, 42 layers): a LLaMA-layout table, whose two
-# RMSNorms per layer Gemma 2 doubles (a norm on the input and on the output of each sublayer, §2)
-_GEMMA2_9B = {"model_type": "llama", "hidden_size": 3584, "num_hidden_layers": 42, "num_attention_heads": 16,
-              "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 14336, "vocab_size": 256000}
-
-
 def _norm_rows(config) -> list:
     return select(param_table(config), component=LAYER_NORM)
 
@@ -34,11 +28,9 @@ def _norm_cases() -> list[Case]:
         c = load_config(name)
         kw = dict(H=c["H"], L=c["L"], rms=c.model_type == "llama", per_layer=2)
         out.append(Case(kw, total(_norm_rows(c)), name))
-    gemma = parse_config(_GEMMA2_9B, name="gemma-2-9b shape")
-    rows = _norm_rows(gemma)
-    in_layers = [p for p in rows if p.layer is not None]   # input_ and post_attention_layernorm of each layer
+    gemma = load_config("gemma-2-9b")  # four RMSNorms per layer: before and after each sublayer (Gemma Team 2024)
     kw = dict(H=gemma["H"], L=gemma["L"], rms=True, per_layer=4)
-    out.append(Case(kw, total(rows) + total(in_layers), "Gemma 2 9B's shape: LLaMA's norm rows, each layer's twice"))
+    out.append(Case(kw, total(_norm_rows(gemma)), "gemma-2-9b"))
     return out
 
 
