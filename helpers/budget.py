@@ -37,7 +37,7 @@ from .config import DATA_DIR, ConfigError, ModelConfig, read_json
 from .flops import (ATTENTION_SCORES, forward_flops, matmul_parameters, matmul_tokens, max_seq_len,
                     non_embedding_parameters, six_n_d)
 from .memory import ADAMW_FP32, ADAMW_MIXED, MemoryPart, fmt_bytes, kv_cache_bytes, kv_cache_formula, weight_bytes
-from .params import EMBEDDINGS, Param, evaluate, param_table, total
+from .params import EMBEDDINGS, Param, evaluate, param_layout
 from .report import fmt_int, table
 
 HARDWARE_PATH = DATA_DIR / "hardware.json"
@@ -238,7 +238,7 @@ def chinchilla_tokens(config: ModelConfig) -> int:
 
     Introduced in ``10_budgets``.
     """
-    return reported("chinchilla")["tokens_per_parameter"] * total(param_table(config))
+    return reported("chinchilla")["tokens_per_parameter"] * param_layout(config).total
 
 
 def compute_optimal(flops: float) -> tuple[float, float]:
@@ -328,7 +328,10 @@ def _check_sharding(config: ModelConfig, gpus: int, zero: int, tp: int) -> int:
 
 def _tp_shapes(config: ModelConfig, tp: int) -> Counter[tuple[int, ...]]:
     """The shapes one tensor-parallel GPU stores, with how many tensors have each (L identical layers: few)."""
-    return Counter(tp_shape(p, config, tp) for p in param_table(config))
+    shapes: Counter[tuple[int, ...]] = Counter()
+    for p, repeat in param_layout(config).rows():  # each distinct tensor once, times the layers that hold it
+        shapes[tp_shape(p, config, tp)] += repeat
+    return shapes
 
 
 def _local_counts(shapes: Counter[tuple[int, ...]], dp: int, rank: int) -> tuple[int, int, int]:
@@ -560,10 +563,10 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
     """
     S = seq_len
     exact = training_flops_per_token(config, S)
-    params = param_table(config)
-    N = total(params)
-    lookups = sum((p.count for p in params if p.component == EMBEDDINGS and not matmul_tokens(p, config, 1, S)), 0)
-    elementwise = sum((p.count for p in params if len(p.shape) == 1), 0)
+    rows = list(param_layout(config).rows())
+    N = sum((n * p.count for p, n in rows), 0)
+    lookups = sum((n * p.count for p, n in rows if p.component == EMBEDDINGS and not matmul_tokens(p, config, 1, S)), 0)
+    elementwise = sum((n * p.count for p, n in rows if len(p.shape) == 1), 0)
     attention = 3 * forward_flops(config, 1, S).by_component()[ATTENTION_SCORES] // S  # 12·L·A·d_k·S
     L, heads = config["L"], config["A"] * config["d_k"]
     LOOK, ELEM = "embedding lookups (no matmul)", "biases and norm gains (elementwise)"
@@ -606,7 +609,7 @@ def budget_report(budget: TrainingBudget, step: Decode | None) -> str:
     Introduced in ``10_budgets``.
     """
     b, g = budget, budget.gpu
-    N = total(param_table(b.config))
+    N = param_layout(b.config).total
     rows = [("training, counted (forward + backward matmuls)", fmt_int(b.flops)),
             (f"6·N·D (N = {fmt_int(N)}, every parameter)", fmt_int(b.six_n_d)),
             ("hardware FLOPs with full recomputation (4/3 ×)", fmt_int(b.recompute_flops))]
@@ -664,7 +667,7 @@ def budget_json(budget: TrainingBudget, step: Decode | None) -> dict[str, Any]:
         "mfu": b.mfu,
         "gpus": b.gpus,
         "training_flops": b.flops,
-        "six_n_d": {"parameters": total(param_table(b.config)), "tokens": b.tokens, "flops": b.six_n_d},
+        "six_n_d": {"parameters": param_layout(b.config).total, "tokens": b.tokens, "flops": b.six_n_d},
         "recompute_flops": b.recompute_flops,
         "estimate": {"gpu_hours": b.gpu_hours, "gpu_days": b.gpu_hours / 24, "days": b.days,
                      "hfu_with_recompute": b.hfu_with_recompute},
@@ -691,7 +694,8 @@ def sharded_report(config: ModelConfig, gpus: int, zero: int, tp: int = 1) -> st
     whole = sum((p.bytes for p in parts), 0)
     rows = [(p.name, p.formula, fmt_int(p.bytes), fmt_bytes(p.bytes)) for p in parts]
     rows.append(("total per GPU", "", fmt_int(whole), fmt_bytes(whole)))
-    N, N_t = total(param_table(config)), len(param_table(config))
+    layout = param_layout(config)
+    N, N_t = layout.total, layout.tensors
     out = [f"training state per GPU, {ADAMW_MIXED}, {ZERO_STAGES[zero]}:",
            f"G = {gpus} GPUs = T {tp} (tensor parallel) × W {dp} (data parallel); "
            f"N = {fmt_int(N)} parameters in N_t = {N_t} tensors",
@@ -710,11 +714,11 @@ def sharded_json(config: ModelConfig, gpus: int, zero: int, tp: int = 1) -> dict
     dp = _check_sharding(config, gpus, zero, tp)
     parts = sharded_state(config, gpus, zero, tp)
     whole = sum((p.bytes for p in parts), 0)
-    params = param_table(config)
+    layout = param_layout(config)
     return {
         "model": config.name,
-        "parameters": total(params),
-        "parameter_tensors": len(params),
+        "parameters": layout.total,
+        "parameter_tensors": layout.tensors,
         "gpus": gpus,
         "zero": zero,
         "tp": tp,
