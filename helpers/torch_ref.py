@@ -266,7 +266,8 @@ class Conv1D(nn.Module):
     def __init__(self, n_in: int, n_out: int) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.empty(n_in, n_out))
-        nn.init.normal_(self.weight, std=0.02)  # as GPT-2 initialises it (a no-op on the meta device)
+        if not self.weight.is_meta:  # as GPT-2 initialises it; skipped on the meta device, where it only costs time
+            nn.init.normal_(self.weight, std=0.02)
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
