@@ -9,7 +9,8 @@ attention), so ``torch.utils.flop_counter.FlopCounterMode`` can count its matrix
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from contextlib import contextmanager
+from typing import Iterable, Iterator
 
 import torch
 from torch import nn
@@ -266,8 +267,7 @@ class Conv1D(nn.Module):
     def __init__(self, n_in: int, n_out: int) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.empty(n_in, n_out))
-        if not self.weight.is_meta:  # as GPT-2 initialises it; skipped on the meta device, where it only costs time
-            nn.init.normal_(self.weight, std=0.02)
+        nn.init.normal_(self.weight, std=0.02)  # as GPT-2 initialises it (skipped on the meta device: build)
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -1284,12 +1284,32 @@ class Qwen3MoeForCausalLM(_VariantForCausalLM):
     model_class = Qwen3MoeModel
 
 
+_INITIALISERS = ("normal_", "uniform_", "kaiming_uniform_", "xavier_uniform_", "trunc_normal_", "zeros_", "ones_",
+                 "constant_")
+
+
+@contextmanager
+def _placed(device: str | torch.device) -> Iterator[None]:
+    """Build on ``device``; on the meta device, with ``torch.nn.init``'s initialisers skipped (a meta tensor has
+    no values to fill, and the first ``normal_`` on one costs seconds of torch's decomposition machinery)."""
+    meta = torch.device(device).type == "meta"
+    saved = {name: getattr(nn.init, name) for name in _INITIALISERS} if meta else {}
+    try:
+        for name in saved:
+            setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+        with torch.device(device):
+            yield
+    finally:
+        for name, function in saved.items():
+            setattr(nn.init, name, function)
+
+
 def build(config: ModelConfig, device: str | torch.device = "meta") -> nn.Module:
     """The whole model from plain ``torch.nn`` modules, on the meta device unless told otherwise.
 
     Introduced in ``00_overview``. The class is the one the model's family names (``Family.torch_ref``).
     """
-    with torch.device(device):
+    with _placed(device):
         return architecture(config)(config)
 
 
@@ -1306,7 +1326,7 @@ def build_component(cls: type[nn.Module], config: ModelConfig, device: str | tor
 
     Introduced in ``01_embeddings``.
     """
-    with torch.device(device):
+    with _placed(device):
         return cls(config)
 
 
