@@ -238,6 +238,19 @@ class Memory:
     def kv_cache(self) -> int | None:
         return kv_cache_bytes(self.config, self.batch, self.seq_len, self.dtype)
 
+    def kv_cache_full(self) -> int | None:
+        """Bytes full multi-head keys and values would take where the cache holds a compressed form instead.
+
+        DeepSeek-V3's latent attention caches ``L·(r_kv + d_rope)`` values per token (:meth:`kv_cache`); every
+        head's key (d_k) and value (d_v), as attention uses them after ``kv_b_proj``, would be ``L·A·(d_k + d_v)``.
+        None for a family whose cache already holds full keys and values (its family has no ``kv_cache_full``).
+        No notebook uses it yet.
+        """
+        full = self.config.family.kv_cache_full
+        if full is None:
+            return None
+        return _bytes(evaluate(full(self.config), self.config, B=self.batch, S=self.seq_len), self.dtype)
+
     def activations(self) -> int:
         """ESTIMATE (Korthikanti et al. 2022)."""
         return activation_bytes(self.config, self.batch, self.seq_len)
@@ -293,6 +306,11 @@ def memory_breakdown(memory: Memory) -> str:
         values = f"({render(formula)})" if " + " in formula else render(formula)
         out.append(f"KV cache ({memory.dtype}): {values}·{Fraction(DTYPE_BITS[memory.dtype], 8)} bytes"
                    f" = {fmt_int(kv)} bytes ({fmt_bytes(kv)})")
+        full = memory.kv_cache_full()
+        if full is not None and kv:  # a compressed cache (MLA's latent): beside what full keys and values would take
+            out.append(f"  (a compressed cache: full multi-head keys and values, "
+                       f"{render(c.family.kv_cache_full(c))}·{Fraction(DTYPE_BITS[memory.dtype], 8)} bytes, would take"
+                       f" {fmt_int(full)} bytes ({fmt_bytes(full)}), ×{full / kv:.2f})")
     per_layer, acts = activation_bytes_per_layer(c, B, S), memory.activations()
     out += [f"activations, ESTIMATE ({ACTIVATIONS_SOURCE}):",
             f"  per layer S·B·H·(34 + 5A·S/H) = {fmt_int(per_layer)} bytes; {_layers_label(c)}: "
@@ -325,6 +343,7 @@ def memory_json(memory: Memory) -> dict[str, object]:
             for recipe in TRAINING_STATE
         },
         "kv_cache": memory.kv_cache(),
+        **({} if memory.kv_cache_full() is None else {"kv_cache_full": memory.kv_cache_full()}),
         "activations": {"estimate": True, "source": ACTIVATIONS_SOURCE,
                         "per_layer": activation_bytes_per_layer(c, memory.batch, memory.seq_len),
                         "total": memory.activations()},

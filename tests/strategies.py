@@ -320,6 +320,43 @@ def electra_configs(draw, model_type: str = "electra") -> dict:
     }
 
 
+
+@st.composite
+def deepseek_v3_configs(draw) -> dict:
+    """DeepSeek-V3: latent attention (a query bottleneck or none), L_f dense layers, E routed experts in g groups, shared
+    experts (0 to 2); every config one transformers' forward pass runs (A_kv = A, E/g ≥ 2, k within the kept groups)."""
+    A = draw(st.integers(1, 4))
+    L = draw(st.integers(1, 3))
+    g = draw(st.integers(1, 3))
+    E = g * draw(st.integers(2, 3))
+    k_g = draw(st.integers(1, g))
+    config = {
+        "model_type": "deepseek_v3",
+        "vocab_size": draw(st.integers(1, 64)),
+        "hidden_size": draw(st.integers(1, 24)),  # the heads need not divide it
+        "num_attention_heads": A,
+        "num_key_value_heads": draw(st.sampled_from([A, None])),  # null: A
+        "num_hidden_layers": L,
+        "q_lora_rank": draw(st.one_of(st.none(), st.integers(1, 12))),  # null: a plain q_proj
+        "kv_lora_rank": draw(st.integers(1, 8)),
+        "qk_nope_head_dim": draw(st.integers(1, 6)),
+        "qk_rope_head_dim": 2 * draw(st.integers(1, 3)),
+        "v_head_dim": draw(st.integers(1, 6)),
+        "intermediate_size": draw(st.integers(1, 40)),
+        "moe_intermediate_size": draw(st.integers(1, 12)),
+        "first_k_dense_replace": draw(st.integers(0, L)),
+        "n_group": g,
+        "topk_group": k_g,
+        "num_experts_per_tok": draw(st.integers(1, k_g * (E // g))),
+        "n_shared_experts": draw(st.integers(0, 2)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "attention_bias": draw(st.booleans()),
+        "norm_topk_prob": draw(st.booleans()),
+    }
+    config["num_local_experts" if draw(st.booleans()) else "n_routed_experts"] = E  # DeepseekV3Config's attribute_map
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -341,6 +378,7 @@ STRATEGIES = {
     "distilbert": distilbert_configs(),
     "electra": electra_configs("electra"),
     "albert": electra_configs("albert"),
+    "deepseek_v3": deepseek_v3_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -397,4 +435,12 @@ TINY = {
     # ALBERT: one shared layer run 3 times
     "albert": {"model_type": "albert", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16, "num_attention_heads": 4,
                "num_hidden_layers": 3, "intermediate_size": 20, "max_position_embeddings": 8},
+    # DeepSeek-V3: layer 0 dense, layers 1 and 2 sparse (8 experts in 4 groups, 2 groups kept, 2 experts per token,
+    # 2 shared); a query bottleneck r_q = 12, a latent r_kv = 6, d_k = 4 + 2 against d_v = 3; I_e = 8 (transformers'
+    # default grouped_mm experts want rows of a multiple of 16 bytes on the CPU)
+    "deepseek_v3": {"model_type": "deepseek_v3", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_key_value_heads": 4, "num_hidden_layers": 3, "intermediate_size": 20, "moe_intermediate_size": 8,
+                    "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2, "first_k_dense_replace": 1,
+                    "n_group": 4, "topk_group": 2, "q_lora_rank": 12, "kv_lora_rank": 6, "qk_nope_head_dim": 4,
+                    "qk_rope_head_dim": 2, "v_head_dim": 3},
 }

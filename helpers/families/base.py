@@ -44,6 +44,9 @@ class Family:
     * ``formulas``: the parameter count of each component, as formulas over the config's symbols;
     * ``flops``: the forward FLOPs of each component (attention scores included), over the symbols, B and S;
     * ``kv_cache``: the values a decoder caches for B sequences of S tokens, as a formula; None: an encoder;
+    * ``kv_cache_full``: for a cache that holds a compressed form (DeepSeek-V3's latent attention), the values
+      full multi-head keys and values would take, as attention uses them (the figure the saving is measured
+      against); None: the cache already holds full keys and values;
     * ``positions``: the longest sequence its position table covers (None: rotary, no table);
     * ``torch_ref``: the class of :mod:`helpers.torch_ref` that builds it from plain torch modules.
     """
@@ -57,6 +60,7 @@ class Family:
     torch_ref: str
     positions: Callable[[ModelConfig], int | None]
     kv_cache: Callable[[ModelConfig], str] | None = None
+    kv_cache_full: Callable[[ModelConfig], str] | None = None
     flags: tuple[Flag, ...] = ()
     refused: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None
