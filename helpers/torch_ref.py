@@ -1356,7 +1356,7 @@ class DeepseekV3TopkRouter(nn.Module):
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.top_k, self.components, self.kept, self.normalise = c["k"], c["g"], c["k_g"], c.flags["norm_topk_prob"]
+        self.top_k, self.groups, self.kept, self.normalise = c["k"], c["g"], c["k_g"], c.flags["norm_topk_prob"]
         self.weight = nn.Parameter(torch.empty(c["E"], c["H"]))
         self.register_buffer("e_score_correction_bias", torch.zeros(c["E"]))
 
@@ -1364,9 +1364,9 @@ class DeepseekV3TopkRouter(nn.Module):
         scores = F.linear(x, self.weight).sigmoid()  # [N, E]
         choice = scores + self.e_score_correction_bias
         N, E = choice.shape
-        grouped = choice.view(N, self.components, E // self.components)
+        grouped = choice.view(N, self.groups, E // self.groups)
         best = grouped.topk(2, dim=-1).values.sum(dim=-1).topk(self.kept, dim=-1).indices  # [N, k_g]
-        keep = torch.zeros(N, self.components, dtype=torch.bool, device=x.device).scatter(1, best, True)
+        keep = torch.zeros(N, self.groups, dtype=torch.bool, device=x.device).scatter(1, best, True)
         choice = grouped.masked_fill(~keep[..., None], float("-inf")).view(N, E)
         index = choice.topk(self.top_k, dim=-1).indices
         weights = scores.gather(1, index)
