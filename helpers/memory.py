@@ -275,6 +275,16 @@ def fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def _sum_at_top(formula: str) -> bool:
+    """Whether ``formula`` is a sum outside any bracket (``a + b``, not ``L*(a + b)``): it needs one before ``·b``."""
+    depth = 0
+    for i, ch in enumerate(formula):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and formula[i:i + 3] == " + ":
+            return True
+    return False
+
+
 def _layers_label(c: ModelConfig) -> str:
     """``L = 32 layers``, or ``L + L_d = 12 layers (...)`` for an encoder–decoder."""
     if "L_d" in c.sizes:
@@ -303,7 +313,7 @@ def memory_breakdown(memory: Memory) -> str:
     if kv is None:
         out.append("KV cache: none (an encoder attends over its whole input at once; nothing is kept between steps)")
     else:
-        values = f"({render(formula)})" if " + " in formula else render(formula)
+        values = f"({render(formula)})" if _sum_at_top(formula) else render(formula)
         out.append(f"KV cache ({memory.dtype}): {values}·{Fraction(DTYPE_BITS[memory.dtype], 8)} bytes"
                    f" = {fmt_int(kv)} bytes ({fmt_bytes(kv)})")
         full = memory.kv_cache_full()
