@@ -230,7 +230,6 @@ def palm_training_flops(config: ModelConfig, batch: int, seq_len: int) -> int:
 
 # --- causal attention: only the lower triangle of S×S is needed ------------------------------------------
 
-CAUSAL_SCORES = "2*L*B*S*(S + 1)*A*d_k"  # 4·L·B·A·d_k·S(S+1)/2: query i meets keys 1..i only
 
 
 def causal_scores_flops(config: ModelConfig, batch: int, seq_len: int) -> int:
@@ -240,11 +239,16 @@ def causal_scores_flops(config: ModelConfig, batch: int, seq_len: int) -> int:
     of the ``S²`` per head, for the scores and again for the weighted values: ``2·L·B·S·(S+1)·A·d_k``, a little
     over half of the full ``4·L·B·S²·A·d_k`` that eager attention (and ``FlopCounterMode``) counts. Causal
     kernels (FlashAttention, xformers) skip the masked blocks, tile by tile, so they compute between the two.
-    An encoder attends both ways: BERT and RoBERTa are refused.
+    It is the family's own S×S FLOPs times (S + 1)/(2S), so value heads of another width (DeepSeek-V3's
+    d_v ≠ d_k) are counted as they are. An encoder attends both ways (BERT, RoBERTa), and so do an
+    encoder–decoder's encoder and cross-attention (T5): both are refused.
     """
-    if not config.family.is_decoder:
-        raise ValueError(f"{config.name}: an encoder attends to every position, there is no causal triangle")
-    return evaluate(CAUSAL_SCORES, config, B=batch, S=seq_len)
+    if not config.family.is_decoder or "L_d" in config.sizes:
+        raise ValueError(f"{config.name}: not a decoder-only model, its attention is not one causal triangle")
+    full = forward_flops(config, batch, seq_len).by_component()[ATTENTION_SCORES]
+    pairs, whole = full * (seq_len + 1), 2 * seq_len  # of the S² query-key pairs, S(S+1)/2 are computed
+    assert pairs % whole == 0, (config.name, full)
+    return pairs // whole
 
 
 def causal_training_flops(flops: Flops) -> int:

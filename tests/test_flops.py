@@ -290,9 +290,10 @@ def test_palm_formula_on_random_decoders(model_type, data):
     assert palm_training_flops(c, B, S) == forward_flops(c, B, S).training
 
 
-def _row_by_row_causal(B: int, A: int, S: int, d_k: int) -> int:
+def _row_by_row_causal(B: int, A: int, S: int, d_k: int, d_v: int | None = None) -> int:
     """FlopCounterMode on attention computed query by query, each against the keys up to itself only."""
-    q, k, v = (torch.zeros(B, A, S, d_k, device="meta") for _ in range(3))
+    q, k = (torch.zeros(B, A, S, d_k, device="meta") for _ in range(2))
+    v = torch.zeros(B, A, S, d_v or d_k, device="meta")
     with FlopCounterMode(display=False) as counter:
         for i in range(S):
             weights = torch.matmul(q[:, :, i:i + 1], k[:, :, :i + 1].transpose(-1, -2)).softmax(-1)
@@ -312,6 +313,15 @@ def test_causal_triangle_is_what_a_causal_kernel_computes(B, S):
     assert causal_training_flops(flops) == flops.training - 3 * (full - causal_scores_flops(c, B, S))
 
 
+def test_causal_triangle_with_values_narrower_than_keys():
+    """DeepSeek-V3: queries and keys d_nope + d_rope = 192 wide, values d_v = 128."""
+    c = load_config("deepseek-v3")
+    assert (c["d_k"], c["d_v"]) == (192, 128)
+    assert c["L"] * _row_by_row_causal(2, c["A"], 5, c["d_k"], c["d_v"]) == causal_scores_flops(c, 2, 5)
+
+
 def test_encoders_have_no_causal_triangle():
     with pytest.raises(ValueError):
         causal_scores_flops(load_config("bert-base-uncased"), 1, 8)
+    with pytest.raises(ValueError, match="not a decoder-only model"):  # T5's encoder and cross-attention
+        causal_scores_flops(load_config("t5-small"), 1, 8)
