@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 from .params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, FEED_FORWARD, LM_HEAD, NORM, POOLER,
     TABLE, Param, evaluate, matmul_count, param_layout, param_table, render, total,
@@ -108,8 +108,12 @@ def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -
 def flop_formulas(config: ModelConfig) -> dict[str, str]:
     """Forward FLOPs of each component as formulas over the config's symbols and ``B``, ``S``.
 
-    Introduced in ``08_flops_and_memory``.
+    Introduced in ``08_flops_and_memory``. The family's default class only: another class (``--class``) is
+    refused in one line naming ``--class``.
     """
+    if config.model_class is not None:
+        raise ConfigError("--class", f"FLOPs are modelled for {config.family.architecture} only, not "
+                                     f"{config.model_class}")
     return config.family.flops(config)
 
 

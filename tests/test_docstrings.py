@@ -1,7 +1,8 @@
 """The helper library's documentation rule, and transformers kept out of helpers/ and the notebooks.
 
 Every public function of a ``helpers`` module names the notebook that introduces it
-("Introduced in ``NN_name``."), and that notebook exists; every public class has a docstring.
+("Introduced in ``NN_name``."), and that notebook exists, or says "No notebook uses it yet."; every public class
+has a docstring.
 ``helpers.cli.main`` (the command line) is exempt; the slide/HTML tooling lives outside the package, in ``.ci/sitekit.py``.
 transformers is test-only: importing every helpers module must not import it, and no notebook may.
 """
@@ -27,6 +28,7 @@ from .conftest import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 INTRODUCED = re.compile(r"Introduced in ``(\d\d_\w+)``\.")
+NOT_YET = "No notebook uses it yet."
 # every module of the package and of its subpackages (plots, exercises); __main__ runs the command line
 MODULES = sorted(m.name.removeprefix("helpers.") for m in pkgutil.walk_packages(helpers.__path__, "helpers.")
                  if m.name != "helpers.__main__")
@@ -60,6 +62,8 @@ def test_public_functions_name_their_notebook(name):
     problems = []
     for fname, function in functions:
         found = INTRODUCED.findall(function.__doc__ or "")
+        if not found and NOT_YET in (function.__doc__ or ""):
+            continue
         if len(found) != 1:
             problems.append(f"{name}.{fname}: {len(found)} 'Introduced in ``NN_name``.' sentences")
         elif not (ROOT / "notebooks" / f"{found[0]}.ipynb").is_file():

@@ -19,6 +19,7 @@ from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
+from .heads import decoder_classes
 
 FULL, SLIDING = "full_attention", "sliding_attention"
 
@@ -140,4 +141,5 @@ QWEN2 = Family(
     kv_cache=kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Qwen2ForCausalLM",
+    classes=decoder_classes("Qwen2", "model.", qa_prefix="transformer."),
 )
