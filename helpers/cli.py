@@ -3,6 +3,8 @@
 Introduced in ``00_overview``. It never imports torch, so it answers in a fraction of a second.
 
     python -m helpers count bert-base-uncased
+    python -m helpers count bert-base-uncased --class BertForSequenceClassification --num-labels 3
+    python -m helpers count mixtral-8x7b-v0.1 --tensors --names checkpoint
     python -m helpers count path/to/config.json --json
     python -m helpers flops bert-base-uncased --batch 1 --seq-len 128
     python -m helpers memory llama-7b --batch 1 --seq-len 2048 --dtype fp16
@@ -10,7 +12,9 @@ Introduced in ``00_overview``. It never imports torch, so it answers in a fracti
     python -m helpers budget llama-7b --tokens 1e12 --gpu A100-80GB --mfu 0.4 [--gpus 2048]
 
 A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``, ``--zero 4``,
-``--mfu 1.5``, ``--gpu V100``), gets one line on stderr naming the field, and exit code 2. ``flops`` and
+``--mfu 1.5``, ``--gpu V100``, ``--class BertForPonies``, ``--num-labels 0``), gets one line on stderr naming
+the field, and exit code 2. ``--class`` and ``--num-labels`` belong to ``count`` only (``flops``, ``memory`` and
+``budget`` count the family's default class). ``flops`` and
 ``memory`` come from ``08_flops_and_memory``; ``budget`` and ``memory --gpus/--zero/--tp`` from ``10_budgets``.
 """
 
@@ -24,7 +28,8 @@ from fractions import Fraction
 from typing import NoReturn, Sequence
 
 from .config import ConfigError, ModelConfig, load_config, model_names
-from .count import breakdown, count_model, describe, tensor_table, count_json
+from .count import breakdown, count_model, describe, named_params, naming_header, tensor_table, count_json
+from .params import CHECKPOINT, TRANSFORMERS, checkpoint_layout
 from . import budget as _budget
 from . import flops as _flops
 from . import memory as _memory
@@ -47,11 +52,14 @@ class _Parser(argparse.ArgumentParser):
 
 def _count(config: ModelConfig, args: argparse.Namespace) -> str:
     result = count_model(config)
+    if args.names == CHECKPOINT:
+        checkpoint_layout(config)  # refused in one line for a family without checkpoint names of its own
     if args.json:
-        return json.dumps(count_json(result))
+        return json.dumps(count_json(result, args.names))
     text = f"{describe(config)}\n\n{breakdown(result)}"
     if args.tensors:
-        text += "\n\n" + tensor_table(result.params)
+        header = naming_header(result, args.names)
+        text += "\n\n" + (header + "\n" if header else "") + tensor_table(named_params(result, args.names), result.total)
     return text
 
 
@@ -72,6 +80,14 @@ def _parser() -> argparse.ArgumentParser:
 
     count = command("count", "every parameter tensor, by component", _count)
     count.add_argument("--tensors", action="store_true", help="also list every tensor (text output only)")
+    count.add_argument("--class", dest="model_class", metavar="CLASS",
+                       help="another transformers class of the family, e.g. BertForMaskedLM, GPT2Model (default: "
+                            "the family's own: BertModel, LlamaForCausalLM ...)")
+    count.add_argument("--num-labels", metavar="N", help="labels of the class's label head (default: the config's "
+                                                         "num_labels or id2label, else 2)")
+    count.add_argument("--names", choices=(TRANSFORMERS, CHECKPOINT), default=TRANSFORMERS,
+                       help="tensor names for --tensors and --json: as transformers names them (default) or as the "
+                            "checkpoints on disk do (a mixture's experts one by one)")
 
     flops = command("flops", "matrix-multiply FLOPs of one forward pass, by component", _flops_command)
     flops.add_argument("--batch", metavar="B", help="sequences in the batch (required)")
@@ -218,7 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        config = load_config(args.config)
+        labels = getattr(args, "num_labels", None)
+        config = load_config(args.config, model_class=getattr(args, "model_class", None),
+                             num_labels=None if labels is None else _positive("--num-labels", labels))
         output = args.run(config, args)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)

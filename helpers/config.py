@@ -69,6 +69,8 @@ class ModelConfig:
     pad_token_id: int | None = None
     # per-layer lists a family reads besides its sizes (Qwen3-MoE's ``mlp_only_layers``), as tuples of ints
     lists: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # another transformers class of the family (``--class``: ``BertForMaskedLM``); None: the family's default
+    model_class: str | None = None
 
     @property
     def family(self) -> Family:
@@ -79,7 +81,15 @@ class ModelConfig:
 
     @property
     def architecture(self) -> str:
-        return self.family.architecture
+        """The transformers class counted: ``model_class``, or the family's default."""
+        return self.model_class or self.family.architecture
+
+    @property
+    def num_labels(self) -> int | None:
+        """C, the labels of the class's label head (``BertForSequenceClassification``); None: no label head."""
+        if self.model_class is None or not self.family.classes[self.model_class].labels:
+            return None
+        return self.sizes["C"]
 
     def __getitem__(self, symbol: str) -> int:
         return self.sizes[symbol]
@@ -156,10 +166,70 @@ def _divides(raw_key: str, whole_key: str, part: int, whole: int, what: str) -> 
         raise ConfigError(raw_key, f"{what}: {whole_key} = {whole} is not divisible by {raw_key} = {part}")
 
 
-def parse_config(raw: Any, name: str = "config") -> ModelConfig:
+def _read_labels(raw: Mapping[str, Any]) -> int:
+    """C as transformers reads it: the length of ``id2label`` if given, else ``num_labels``, else 2."""
+    id2label = raw.get("id2label")
+    if id2label is not None:
+        if not isinstance(id2label, dict):
+            raise ConfigError("id2label", f"must be an object mapping label ids to names, got {json.dumps(id2label)}")
+        for key in map(str, id2label):
+            if not (key.isascii() and key.lstrip("-").isdigit()):  # transformers reads each key with int()
+                raise ConfigError("id2label", f"keys must be integer label ids, got {json.dumps(key)}")
+        if not id2label:
+            raise ConfigError("id2label", "is empty: a label head needs at least one label")
+        return len(id2label)
+    labels = raw.get("num_labels")
+    if labels is None:
+        return 2
+    labels = _read_int("num_labels", labels)
+    if labels < 1:
+        raise ConfigError("num_labels", f"must be at least 1, got {labels}")
+    return labels
+
+
+def _read_class(raw: Mapping[str, Any], family: Family, model_class: str | None, num_labels: int | None,
+                sizes: dict[str, int], flags: dict[str, bool]) -> str | None:
+    """The class to count (None: the family's default), with C and the class's own flags, checked."""
+    if model_class == family.architecture:
+        model_class = None
+    if model_class is not None and model_class not in family.classes:
+        raise ConfigError("--class", f"{json.dumps(model_class)} is not a {family.model_type} class the engine counts; "
+                                     f"known: {', '.join(family.class_names)}")
+    spec = family.classes[model_class] if model_class is not None else None
+    if spec is None or not spec.labels:
+        if num_labels is not None:
+            with_labels = [n for n, c in family.classes.items() if c.labels]
+            raise ConfigError("--num-labels", f"{model_class or family.architecture} has no label head (the "
+                                              f"{family.model_type} classes with one: {', '.join(with_labels) or 'none'})")
+        if spec is None:
+            return None
+    for key, (expected, why) in spec.refused.items():
+        if key in raw and raw[key] is not None and raw[key] != expected:
+            raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): {why}")
+    flags.update({flag.key: _read_flag(raw, flag) for flag in spec.flags})
+    if spec.read is not None:
+        spec.read(raw)
+    if spec.labels:
+        if num_labels is not None and num_labels < 1:
+            raise ConfigError("--num-labels", f"must be a positive integer, got {num_labels}")
+        labels = _read_labels(raw) if num_labels is None else num_labels  # from_pretrained(num_labels=...) wins
+        if spec.required_labels is not None and labels != spec.required_labels:
+            field = "--num-labels" if num_labels is not None else ("id2label" if raw.get("id2label") is not None
+                                                                  else "num_labels")
+            raise ConfigError(field, f"{model_class} requires {spec.required_labels} labels (transformers refuses "
+                                     f"any other number), got {labels}")
+        sizes["C"] = labels
+    return model_class
+
+
+def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
+                 num_labels: int | None = None) -> ModelConfig:
     """Check a decoded ``config.json`` and reduce it to a :class:`ModelConfig`.
 
-    Introduced in ``07_decoder_llms``.
+    Introduced in ``07_decoder_llms``. ``model_class`` names another transformers class of the family to count
+    (``BertForMaskedLM``; its :attr:`~helpers.families.base.Family.classes`), ``num_labels`` overrides the
+    file's labels for a class with a label head, as ``from_pretrained(..., num_labels=N)`` does; both are
+    refused in one line naming ``--class`` / ``--num-labels`` where they do not apply.
     """
     if not isinstance(raw, dict):
         raise ConfigError("config", f"must be a JSON object, got a JSON {type(raw).__name__}")
@@ -194,7 +264,9 @@ def parse_config(raw: Any, name: str = "config") -> ModelConfig:
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
     pad = _read_pad(raw, family, sizes)
-    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists)
+    chosen = _read_class(raw, family, model_class, num_labels, sizes, flags)
+    return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,
+                       model_class=chosen)
 
 
 def model_names() -> list[str]:
@@ -238,14 +310,14 @@ def read_json(path: Path) -> Any:
         raise ConfigError("CONFIG", f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
 
 
-def load_config(spec: str | Path) -> ModelConfig:
+def load_config(spec: str | Path, model_class: str | None = None, num_labels: int | None = None) -> ModelConfig:
     """Read and check a config: a path to a ``config.json`` or a name in ``data/models/``.
 
-    Introduced in ``00_overview``.
+    Introduced in ``00_overview``. ``model_class`` and ``num_labels``: as :func:`parse_config`.
     """
     path = resolve(spec)
     name = path.stem if path.parent.resolve() == MODELS_DIR.resolve() else str(spec)
-    return parse_config(read_json(path), name=name)
+    return parse_config(read_json(path), name=name, model_class=model_class, num_labels=num_labels)
 
 
 def raw_config(name: str) -> dict[str, Any]:

@@ -10,7 +10,10 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from .config import ModelConfig
-from .params import EXPERT, Layout, Param, evaluate, component_formulas, matmul_count, param_layout, render, total
+from .params import (
+    CHECKPOINT, EXPERT, TRANSFORMERS, Layout, Param, checkpoint_layout, evaluate, component_formulas, matmul_count,
+    param_layout, render, total,
+)
 from .report import fmt_int, fmt_share, table
 
 
@@ -81,30 +84,68 @@ def count_model(config: ModelConfig) -> Count:
     return result
 
 
-def count_json(result: Count) -> dict[str, Any]:
-    """The ``python -m helpers count --json`` document: model, total, components and every tensor.
+def named_params(result: Count, names: str = TRANSFORMERS) -> tuple[Param, ...]:
+    """Every tensor, named as transformers names them (``"transformers"``) or as the checkpoints on disk do
+    (``"checkpoint"``: a mixture's experts one by one, :func:`~helpers.params.checkpoint_layout`).
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    Both namings hold the same values: their totals are equal.
+    """
+    if names == TRANSFORMERS:
+        return result.params
+    if names != CHECKPOINT:
+        raise ValueError(f"names must be {TRANSFORMERS!r} or {CHECKPOINT!r}, got {names!r}")
+    return tuple(checkpoint_layout(result.config).expand())
+
+
+def naming_header(result: Count, names: str = TRANSFORMERS) -> str | None:
+    """The line above ``--tensors`` saying which names it lists, for a family whose checkpoints name some tensors
+    otherwise (a mixture of experts); None for the others, whose names are transformers' and the files' alike.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
+    if result.config.family.checkpoint_names is None:
+        return None
+    if names == CHECKPOINT:
+        return ("tensors as the checkpoints on disk name them: one tensor per expert (transformers fuses them when "
+                "it loads; --names transformers lists them fused)")
+    return (f"tensors as transformers names them ({result.config.architecture}.named_parameters(): the experts fused, "
+            "E × out × in; --names checkpoint lists them one by one, as the checkpoints on disk do)")
+
+
+def count_json(result: Count, names: str = TRANSFORMERS) -> dict[str, Any]:
+    """The ``python -m helpers count --json`` document: model, class, total, components and every tensor.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    ``class`` is the transformers class counted (``--class``), ``num_labels`` its
+    labels where it has a label head (else null), ``names`` the naming of ``parameters`` (``--names``).
+    """
     return {
         "model": result.config.name,
+        "class": result.config.architecture,
+        "num_labels": result.config.num_labels,
+        "names": names,
         "total": result.total,
         "active": result.active,
         "components": result.components,
         "parameters": [
-            {"name": p.name, "shape": list(p.shape), "count": p.count, "component": p.component} for p in result.params
+            {"name": p.name, "shape": list(p.shape), "count": p.count, "component": p.component}
+            for p in named_params(result, names)
         ],
     }
 
 
 def describe(config: ModelConfig) -> str:
-    """One line naming the model, its architecture and its sizes: ``V=30522 H=768 ...``.
+    """One line naming the model, the class counted and its sizes: ``V=30522 H=768 ...``.
 
-    Introduced in ``00_overview``.
+    Introduced in ``00_overview``. A class with a label head says how many: ``(BertForSequenceClassification,
+    num_labels C=3: V=30522 ...)``.
     """
-    sizes = " ".join(f"{k}={v}" for k, v in config.sizes.items())
+    labels = config.num_labels
+    sizes = " ".join(f"{k}={v}" for k, v in config.sizes.items() if labels is None or k != "C")
     flags = " ".join(f"{k}={str(v).lower()}" for k, v in config.flags.items())
-    return f"{config.name} ({config.architecture}: {sizes}{' ' + flags if flags else ''})"
+    head = config.architecture + (f", num_labels C={labels}" if labels is not None else "")
+    return f"{config.name} ({head}: {sizes}{' ' + flags if flags else ''})"
 
 
 def breakdown(result: Count) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 from .params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, FEED_FORWARD, LM_HEAD, NORM, POOLER,
     TABLE, Param, evaluate, matmul_count, param_layout, render,
@@ -108,8 +108,12 @@ def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -
 def flop_formulas(config: ModelConfig) -> dict[str, str]:
     """Forward FLOPs of each component as formulas over the config's symbols and ``B``, ``S``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``. The family's default class only:
+    another class (``--class``) is refused in one line naming ``--class``.
     """
+    if config.model_class is not None:
+        raise ConfigError("--class", f"FLOPs are modelled for {config.family.architecture} only, not "
+                                     f"{config.model_class}")
     return config.family.flops(config)
 
 
@@ -265,7 +269,8 @@ def causal_training_flops(flops: Flops) -> int:
 def max_seq_len(config: ModelConfig) -> int | None:
     """The longest sequence the model's position table covers, or None (LLaMA: rotary, no table).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``. RoBERTa numbers positions from ``pad_token_id + 1``
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    RoBERTa numbers positions from ``pad_token_id + 1``
     (2 with transformers' default ``pad_token_id = 1``), so it runs at most ``P − pad_token_id − 1`` tokens.
     """
     return config.family.positions(config)

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 
 EMBEDDINGS = "embeddings"
 ATTENTION = "attention"
@@ -26,7 +26,10 @@ POOLER = "pooler"
 LM_HEAD = "lm head"
 MLM_HEAD = "MLM head"
 NSP_HEAD = "NSP head"
+SOP_HEAD = "SOP head"  # ALBERT's sentence-order prediction, in NSP's place
+DISCRIMINATOR_HEAD = "discriminator head"  # ELECTRA's replaced-token detection
 CLASSIFIER = "classifier"
+QA_HEAD = "QA head"  # the start and end logits of extractive question answering
 # the FLOPs components that are not parameter components (see helpers.flops)
 ATTENTION_PROJECTIONS = "attention projections"
 ATTENTION_SCORES = "attention scores/values"
@@ -36,7 +39,9 @@ TABLE = "table"  # an embedding table: a lookup (a matmul only where it is also 
 MATRIX = "matrix"  # the weight of a linear layer
 BIAS = "bias"  # the bias vector of a linear layer
 NORM = "norm"  # a LayerNorm / RMSNorm gain γ or shift β
-EXPERT = "expert"  # the routed experts' weights, fused E × out × in: each token multiplies k of the E slices
+# the routed experts' weights, fused E × out × in: each token multiplies k of the E slices (as a checkpoint on disk
+# names them, :func:`checkpoint_layout`: one expert's out × in, which tokens reach it depending on the routing)
+EXPERT = "expert"
 KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT)
 
 
@@ -108,7 +113,8 @@ class Param:
 def matmul_count(param: Param) -> int:
     """The weights one of the tensor's ``tokens`` multiplies: one expert's slice for :data:`EXPERT`, else all.
 
-    A mixture of experts routes each token to k of the E experts. No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    A mixture of experts routes each token to k of the E experts.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     return param.count // param.shape[0] if param.kind == EXPERT else param.count
 
@@ -212,9 +218,34 @@ def render(formula: str) -> str:
 def param_layout(config: ModelConfig) -> Layout:
     """The model's tensors in compact form (its family's layout): what the counts are computed from.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. ``param_layout(c).expand() == param_table(c)``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    ``param_layout(c).expand() == param_table(c)``.
+    A config parsed with another class of the family (``model_class``, ``--class``) gets that class's tensors.
     """
-    return config.family.layout(config)
+    return config.family.model_layout(config)
+
+
+TRANSFORMERS, CHECKPOINT = "transformers", "checkpoint"  # the two namings of ``count --names``
+
+
+def checkpoint_layout(config: ModelConfig) -> Layout:
+    """The model's tensors as its checkpoints on disk name them: the fused experts one tensor per expert.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    transformers 5 fuses a mixture's experts when it loads a checkpoint
+    (``mlp.experts.gate_up_proj``, E × 2I × H); the files name them one by one (Mixtral:
+    ``block_sparse_moe.experts.{e}.w1.weight`` ...). The family's ``checkpoint_names`` says how; the same
+    values, so the same total. A family without one is refused in one line naming ``--names``.
+    """
+    expand = config.family.checkpoint_names
+    if expand is None:
+        from .families import FAMILIES  # the registry imports this module
+
+        declared = [t for t, f in FAMILIES.items() if f.checkpoint_names is not None]
+        raise ConfigError("--names", f"{config.model_type} declares no checkpoint names of its own (only "
+                                     f"{', '.join(declared)} do, for their fused experts)")
+    layout = param_layout(config)
+    return Layout(tuple(Block(b.prefix, tuple(q for p in b.params for q in expand(p)), b.layers) for b in layout.blocks))
 
 
 def param_table(config: ModelConfig) -> list[Param]:
@@ -230,7 +261,7 @@ def component_formulas(config: ModelConfig) -> dict[str, str]:
 
     Introduced in ``01_embeddings``.
     """
-    return config.family.formulas(config)
+    return config.family.model_formulas(config)
 
 
 def total(params: Iterable[Param]) -> int:
@@ -291,25 +322,22 @@ def select(params: Iterable[Param], component: str | None = None, layer: int | N
 def pretraining_heads(config: ModelConfig) -> list[Param]:
     """The MLM and NSP heads of ``BertForPreTraining`` (decoder weight tied to the word embeddings).
 
-    Introduced in ``05_pooler_and_heads``.
+    Introduced in ``05_pooler_and_heads``. The ``cls.*`` tensors of that class as the BERT family lists them
+    (``--class BertForPreTraining``), for a BERT config (its token table tied, as bert-base's is).
     """
-    V, H = config["V"], config["H"]
-    return [
-        Param.bias("cls.predictions.bias", (V,), MLM_HEAD, "V"),  # the bias of the decoder tied to the token table
-        Param.matrix("cls.predictions.transform.dense.weight", (H, H), MLM_HEAD, "H**2"),
-        Param.bias("cls.predictions.transform.dense.bias", (H,), MLM_HEAD, "H"),
-        Param.norm("cls.predictions.transform.LayerNorm.weight", (H,), MLM_HEAD, "H"),
-        Param.norm("cls.predictions.transform.LayerNorm.bias", (H,), MLM_HEAD, "H"),
-        Param.matrix("cls.seq_relationship.weight", (2, H), NSP_HEAD, "2*H", tokens="B"),
-        Param.bias("cls.seq_relationship.bias", (2,), NSP_HEAD, "2"),
-    ]
+    from .families import FAMILIES  # the registry imports this module
+
+    head = FAMILIES["bert"].classes["BertForPreTraining"]
+    whole = replace(config, flags={**config.flags, "tie_word_embeddings": True}, model_class="BertForPreTraining")
+    return [p for p in head.layout(whole).expand() if p.name.startswith("cls.")]
 
 
 def classification_head(config: ModelConfig, num_labels: int) -> list[Param]:
     """The linear classifier of ``BertForSequenceClassification`` on the pooled output (C = num_labels).
 
-    Introduced in ``05_pooler_and_heads``.
+    Introduced in ``05_pooler_and_heads``. The same tensors as ``--class BertForSequenceClassification``.
     """
-    H = config["H"]
-    return [Param.matrix("classifier.weight", (num_labels, H), CLASSIFIER, "C*H", tokens="B"),
-            Param.bias("classifier.bias", (num_labels,), CLASSIFIER, "C")]
+    from .families import heads  # the registry imports this module
+
+    whole = replace(config, sizes={**config.sizes, "C": num_labels})
+    return heads.linear("classifier", "C", CLASSIFIER, tokens="B")(whole).params

@@ -35,8 +35,9 @@ def test_count_tensors_lists_every_tensor():
 def test_json_schema_is_exact():
     result = run_cli("count", "llama-7b", "--json")
     doc = json.loads(result.stdout)
-    assert list(doc) == ["model", "total", "active", "components", "parameters"]
+    assert list(doc) == ["model", "class", "num_labels", "names", "total", "active", "components", "parameters"]
     assert doc["model"] == "llama-7b" and doc["total"] == doc["active"] == 6_738_415_616  # dense: every token uses all
+    assert (doc["class"], doc["num_labels"], doc["names"]) == ("LlamaForCausalLM", None, "transformers")
     assert doc["components"] == count_model(load_config("llama-7b")).components
     assert all(list(p) == ["name", "shape", "count", "component"] for p in doc["parameters"])
     assert doc["parameters"][-1] == {"name": "lm_head.weight", "shape": [32000, 4096], "count": 131072000,

@@ -38,7 +38,7 @@ CODE = {nb.stem: "\n".join("".join(c["source"]) for c in json.loads(nb.read_text
 def calls(code: str, name: str) -> bool:
     """Whether ``code`` imports ``name`` from helpers or calls it (``name(``, not ``x.name(``)."""
     imported = re.search(rf"^\s*from helpers[\w.]* import [^\n]*(?<![.\w]){name}\b", code, re.M)
-    return bool(imported or re.search(rf"(?<![.\w]){name}\s*\(", code))
+    return bool(imported or re.search(rf"(?<![.\w\"]){name}\(", code))
 # every module of the package and of its subpackages (plots, exercises); __main__ runs the command line
 MODULES = sorted(m.name.removeprefix("helpers.") for m in pkgutil.walk_packages(helpers.__path__, "helpers.")
                  if m.name != "helpers.__main__")

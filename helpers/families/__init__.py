@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import (albert, bert, deepseek_v3, distilbert, electra, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral,
                opt, phi3, qwen2, qwen3, qwen3_moe, t5)
-from .base import Family
+from .base import Family, ModelClass
 
 FAMILIES: dict[str, Family] = {
     family.model_type: family
@@ -22,4 +22,4 @@ FAMILIES: dict[str, Family] = {
 
 SUPPORTED = tuple(FAMILIES)
 
-__all__ = ["FAMILIES", "SUPPORTED", "Family"]
+__all__ = ["FAMILIES", "SUPPORTED", "Family", "ModelClass"]

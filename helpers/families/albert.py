@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from ..config import ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, POOLER, Block, Layout,
-    Param,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD, POOLER,
+    SOP_HEAD, Block, Layout, Param,
 )
-from . import electra
+from . import bert, electra
 from .base import Family
+from .heads import TIED, combine, decoder, encoder_classes, layer_norm, linear, model_class, own_bias
 
 SHARED = "encoder.albert_layer_groups.0.albert_layers.0."
 RUNS = "L*B*S"  # the shared layer runs L times on every token
@@ -67,6 +68,12 @@ FLOPS = {
     POOLER: "2*B*H**2",
 }
 
+# AlbertMLMHead: its own bias, LayerNorm(E), H → E, the E-wide token table (tied, bias tied to its own)
+MLM = combine(own_bias("predictions.bias"), layer_norm("predictions.LayerNorm", MLM_HEAD, width="d_e"),
+              linear("predictions.dense", "d_e", MLM_HEAD),
+              decoder("predictions.decoder", bert.WORD_TABLE, width="d_e", bias_tied_to="predictions.bias"))
+SOP = linear("sop_classifier.classifier", "C", SOP_HEAD, tokens="B")  # sentence order, on the pooled output
+
 ALBERT = Family(
     model_type="albert",
     architecture="AlbertModel",
@@ -91,4 +98,6 @@ ALBERT = Family(
     flops=lambda c: dict(FLOPS),
     positions=lambda c: c["P"],
     torch_ref="AlbertModel",
+    classes=encoder_classes("Albert", "albert.", mlm=MLM, extra={
+        "AlbertForPreTraining": model_class(combine(MLM, SOP), prefix=("", "albert."), flags=TIED, labels=True)}),
 )

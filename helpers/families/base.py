@@ -9,9 +9,32 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
 from ..config import Flag, ModelConfig, Size
-from ..params import Layout
+from ..params import Layout, Param
 
 Formulas = Callable[[ModelConfig], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class ModelClass:
+    """Another transformers class of a family: the base model alone, or another head on it (``--class``).
+
+    ``layout`` and ``formulas`` play the roles of the family's own (names, shapes, order and tied tensors
+    exactly as ``named_parameters()`` of that class lists them; a parameter count per component). Where
+    the class has a label head (``XForSequenceClassification`` ...), ``labels`` is True and the layout reads
+    C, the number of labels (``num_labels``, or the length of ``id2label``; 2 by default, as transformers);
+    ``required_labels`` is the only C the class accepts (DistilBERT's question answering: 2). ``flags`` and
+    ``refused`` are read only for this class, as the family's are (an MLM head's ``tie_word_embeddings``);
+    ``read(raw)`` checks other keys only this class reads, raising ``ConfigError(key, problem)``.
+    :mod:`helpers.families.heads` builds them.
+    """
+
+    layout: Callable[[ModelConfig], Layout]
+    formulas: Formulas
+    labels: bool = False
+    required_labels: int | None = None
+    flags: tuple[Flag, ...] = ()
+    refused: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    read: Callable[[Mapping[str, Any]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +71,13 @@ class Family:
       full multi-head keys and values would take, as attention uses them (the figure the saving is measured
       against); None: the cache already holds full keys and values;
     * ``positions``: the longest sequence its position table covers (None: rotary, no table);
-    * ``torch_ref``: the class of :mod:`helpers.torch_ref` that builds it from plain torch modules.
+    * ``torch_ref``: the class of :mod:`helpers.torch_ref` that builds it from plain torch modules;
+    * ``classes``: the other transformers classes of the family the engine counts (``--class``), by name:
+      the base model alone (``LlamaModel``), other heads (``BertForMaskedLM``, ``GPT2ForSequenceClassification``
+      ...); :attr:`architecture` stays the default;
+    * ``checkpoint_names``: where the checkpoints on disk name some tensors otherwise than transformers (the
+      experts of a mixture, which transformers fuses when it loads them), a function giving, for one tensor
+      of the layout, the tensors a checkpoint stores for it (itself where nothing differs); None: the same names.
     """
 
     model_type: str
@@ -69,6 +98,25 @@ class Family:
     pad_token_id: int | None = None
     padded: tuple[str, ...] = ("V",)
     heads_divide_hidden: Literal["always", "unless head_dim", "never"] = "always"
+    classes: Mapping[str, ModelClass] = field(default_factory=dict)
+    checkpoint_names: Callable[[Param], list[Param]] | None = None
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        """Every class the engine counts for this family, the default (:attr:`architecture`) first."""
+        return (self.architecture, *self.classes)
+
+    def model_layout(self, config: ModelConfig) -> Layout:
+        """The tensors of the class ``config`` asks for (``config.model_class``; None: the default)."""
+        if config.model_class is None:
+            return self.layout(config)
+        return self.classes[config.model_class].layout(config)
+
+    def model_formulas(self, config: ModelConfig) -> dict[str, str]:
+        """The parameter formulas of the class ``config`` asks for, per component."""
+        if config.model_class is None:
+            return self.formulas(config)
+        return self.classes[config.model_class].formulas(config)
 
     @property
     def is_decoder(self) -> bool:

@@ -12,10 +12,11 @@ from dataclasses import replace
 
 from ..config import ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, POOLER, Block, Layout,
-    Param,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD,
+    NSP_HEAD, POOLER, Block, Layout, Param,
 )
 from .base import Family
+from .heads import TIED, combine, decoder, encoder_classes, layer_norm, linear, model_class, own_bias
 
 SIZES = (
     Size("hidden_size", "H", 768),
@@ -85,6 +86,22 @@ FLOPS = {
     POOLER: "2*B*H**2",
 }
 
+WORD_TABLE = "embeddings.word_embeddings.weight"  # what an MLM head's decoder is tied to
+
+# BertForMaskedLM's cls.predictions (BertLMPredictionHead: its own bias registered first), BertForPreTraining's
+# NSP head on the pooled [CLS] token
+MLM = combine(own_bias("cls.predictions.bias"), linear("cls.predictions.transform.dense", "H", MLM_HEAD),
+              layer_norm("cls.predictions.transform.LayerNorm", MLM_HEAD),
+              decoder("cls.predictions.decoder", WORD_TABLE, bias_tied_to="cls.predictions.bias"))
+NSP = linear("cls.seq_relationship", "2", NSP_HEAD, tokens="B")
+
+# RobertaLMHead (dense, layer_norm, decoder tied, its own bias first); RobertaClassificationHead on the <s> token
+ROBERTA_MLM = combine(own_bias("lm_head.bias"), linear("lm_head.dense", "H", MLM_HEAD),
+                      layer_norm("lm_head.layer_norm", MLM_HEAD),
+                      decoder("lm_head.decoder", WORD_TABLE, bias_tied_to="lm_head.bias"))
+ROBERTA_SEQUENCE = combine(linear("classifier.dense", "H", CLASSIFIER, tokens="B"),
+                           linear("classifier.out_proj", "C", CLASSIFIER, tokens="B"))
+
 BERT = Family(
     model_type="bert",
     architecture="BertModel",
@@ -96,6 +113,10 @@ BERT = Family(
     flops=lambda c: dict(FLOPS),
     positions=lambda c: c["P"],
     torch_ref="BertModel",
+    classes=encoder_classes("Bert", "bert.", mlm=MLM, extra={
+        "BertForPreTraining": model_class(combine(MLM, NSP), prefix=("", "bert."), flags=TIED),
+        "BertForNextSentencePrediction": model_class(NSP, prefix=("", "bert.")),
+    }),
 )
 
 ROBERTA = replace(
@@ -108,6 +129,7 @@ ROBERTA = replace(
     layout=lambda c: _layout(c, position_last=True),
     positions=lambda c: c["P"] - (c.pad_token_id or 0) - 1,
     torch_ref="RobertaModel",
+    classes=encoder_classes("Roberta", "roberta.", mlm=ROBERTA_MLM, sequence_head=ROBERTA_SEQUENCE),
 )
 
 # XLM-RoBERTa: RoBERTa's model (XLMRobertaModel is RobertaModel renamed), BERT's default vocabulary in its config
@@ -116,4 +138,6 @@ XLM_ROBERTA = replace(
     model_type="xlm-roberta",
     architecture="XLMRobertaModel",
     sizes=(Size("vocab_size", "V", 30522), *SIZES),
+    # RoBERTa's heads, registered BEFORE the base model: an MLM head's tied table is listed as lm_head.decoder.weight
+    classes=encoder_classes("XLMRoberta", "roberta.", mlm=ROBERTA_MLM, sequence_head=ROBERTA_SEQUENCE, head_first=True),
 )

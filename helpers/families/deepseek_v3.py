@@ -58,6 +58,7 @@ from ..params import (
 )
 from . import llama
 from .base import Family
+from .heads import decoder_classes, expand_experts
 
 
 def _attention(c: ModelConfig) -> list[Param]:
@@ -226,4 +227,6 @@ DEEPSEEK_V3 = Family(
     kv_cache_full=lambda c: "L*A*(d_k + d_v)*S*B",  # every head's key and value, as attention uses them
     positions=lambda c: None,  # rotary: no position table
     torch_ref="DeepseekV3ForCausalLM",
+    classes=decoder_classes("DeepseekV3", "model."),  # no question-answering class in transformers 5.23
+    checkpoint_names=expand_experts("gate_proj", "up_proj", "down_proj", width="I_e"),  # mlp.experts.{e}.gate_proj ...
 )

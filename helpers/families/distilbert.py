@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from ..config import ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, Block, Layout, Param,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD,
+    QA_HEAD, Block, Layout, Param,
 )
 from .base import Family
+from .heads import combine, decoder, encoder_classes, layer_norm, linear, model_class
 
 
 def _layer(c: ModelConfig) -> list[Param]:
@@ -60,6 +62,11 @@ FLOPS = {
     LAYER_NORM: "0",
 }
 
+# DistilBertForMaskedLM: vocab_transform, vocab_layer_norm, vocab_projector (weight tied, bias its own)
+MLM = combine(linear("vocab_transform", "H", MLM_HEAD), layer_norm("vocab_layer_norm", MLM_HEAD),
+              decoder("vocab_projector", "embeddings.word_embeddings.weight"))
+PRE_CLASSIFIER = linear("pre_classifier", "H", CLASSIFIER, tokens="B")  # on the [CLS] token: no pooler
+
 DISTILBERT = Family(
     model_type="distilbert",
     architecture="DistilBertModel",
@@ -77,4 +84,10 @@ DISTILBERT = Family(
     flops=lambda c: dict(FLOPS),
     positions=lambda c: c["P"],
     torch_ref="DistilBertModel",
+    classes=encoder_classes(
+        "DistilBert", "distilbert.", mlm=MLM, has_pooler=False,
+        sequence_head=combine(PRE_CLASSIFIER, linear("classifier", "C", CLASSIFIER, tokens="B")),
+        choice_head=combine(PRE_CLASSIFIER, linear("classifier", "1", CLASSIFIER, tokens="B")),
+        extra={"DistilBertForQuestionAnswering": model_class(  # transformers refuses num_labels other than 2 here
+            linear("qa_outputs", "C", QA_HEAD), prefix=("", "distilbert."), labels=True, required_labels=2)}),
 )

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from ..config import ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, Block, Layout, Param,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, DISCRIMINATOR_HEAD, EMBEDDINGS, FEED_FORWARD, LAYER_NORM,
+    MLM_HEAD, Block, Layout, Param,
 )
 from . import bert
 from .base import Family
+from .heads import combine, decoder, encoder_classes, layer_norm, linear, model_class
 
 
 def _embeddings(c: ModelConfig) -> list[Param]:
@@ -55,6 +57,14 @@ def _flops(c: ModelConfig) -> dict[str, str]:
     }
 
 
+# ElectraForMaskedLM, the generator's head: H → E, LayerNorm(E), then the E-wide token table (tied, own bias)
+MLM = combine(layer_norm("generator_predictions.LayerNorm", MLM_HEAD, width="d_e"),
+              linear("generator_predictions.dense", "d_e", MLM_HEAD),
+              decoder("generator_lm_head", bert.WORD_TABLE, width="d_e"))
+# ElectraForPreTraining, the discriminator's head: one logit per token, replaced or original
+DISCRIMINATOR = combine(linear("discriminator_predictions.dense", "H", DISCRIMINATOR_HEAD),
+                        linear("discriminator_predictions.dense_prediction", "1", DISCRIMINATOR_HEAD))
+
 ELECTRA = Family(
     model_type="electra",
     architecture="ElectraModel",
@@ -75,4 +85,7 @@ ELECTRA = Family(
     flops=_flops,
     positions=lambda c: c["P"],
     torch_ref="ElectraModel",
+    # no ElectraForMultipleChoice: its sequence summary depends on summary_* keys this engine does not read
+    classes=encoder_classes("Electra", "electra.", mlm=MLM, has_pooler=False, sequence_head=bert.ROBERTA_SEQUENCE,
+                            extra={"ElectraForPreTraining": model_class(DISCRIMINATOR, prefix=("", "electra."))}),
 )

@@ -24,6 +24,7 @@ from __future__ import annotations
 from ..config import Flag, Size
 from . import llama
 from .base import Family
+from .heads import decoder_classes
 
 _CACHE_ONLY = "GemmaConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
@@ -55,4 +56,5 @@ GEMMA = Family(
     kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",  # the same tensors, names and matmuls as LLaMA's reference
+    classes=decoder_classes("Gemma", "model."),
 )

@@ -20,6 +20,7 @@ from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import LAYER_NORM, Block, Layout, Param
 from . import llama
 from .base import Family
+from .heads import decoder_classes
 
 
 def layout(c: ModelConfig) -> Layout:
@@ -80,4 +81,5 @@ GEMMA2 = Family(
     kv_cache=lambda c: "2*A_kv*d_k*(L_w*min(S, W - 1) + L_g*S)*B",
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Gemma2ForCausalLM",
+    classes=decoder_classes("Gemma2", "model."),
 )

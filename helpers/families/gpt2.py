@@ -6,14 +6,16 @@ is false; its matmul is counted either way.
 
 from __future__ import annotations
 
-from typing import Mapping
+import json
+from typing import Any, Mapping
 
-from ..config import Flag, ModelConfig, Size
+from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
-    Param,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD,
+    Block, Layout, Param,
 )
 from .base import Family
+from .heads import HeadParts, decoder_classes, linear, model_class
 
 
 def _layout(c: ModelConfig) -> Layout:
@@ -71,6 +73,23 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     sizes.setdefault("I", 4 * sizes["H"])  # n_inner: None means 4 * n_embd
 
 
+def _choice_head(c: ModelConfig) -> HeadParts:
+    """GPT2DoubleHeadsModel's multiple_choice_head (GPT2SequenceSummary, with num_labels forced to 1): a linear
+    layer to one logit (``summary_proj_to_labels``) or to H, or none (``summary_use_proj: false``)."""
+    if not c.flags["summary_use_proj"]:
+        return HeadParts([], {})
+    return linear("multiple_choice_head.summary", "1" if c.flags["summary_proj_to_labels"] else "H", CLASSIFIER,
+                  tokens="B")(c)
+
+
+def _summary_type(raw: Mapping[str, Any]) -> None:
+    """``summary_type: "attn"`` makes GPT2SequenceSummary raise NotImplementedError: refused."""
+    kind = raw.get("summary_type", "cls_index")
+    if kind not in ("last", "first", "mean", "cls_index"):
+        raise ConfigError("summary_type", f"{json.dumps(kind)} is not supported (transformers builds \"last\", \"first\", "
+                                          "\"mean\" and \"cls_index\" only)")
+
+
 GPT2 = Family(
     model_type="gpt2",
     architecture="GPT2LMHeadModel",
@@ -92,4 +111,9 @@ GPT2 = Family(
     kv_cache=lambda c: "2*L*A*d_k*S*B",
     positions=lambda c: c["P"],
     torch_ref="GPT2LMHeadModel",
+    classes={
+        **decoder_classes("GPT2", "transformer.", token_head="classifier", qa_prefix="transformer."),
+        "GPT2DoubleHeadsModel": model_class(_choice_head, read=_summary_type, flags=(
+            Flag("summary_use_proj", True), Flag("summary_proj_to_labels", True))),
+    },
 )

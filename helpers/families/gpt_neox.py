@@ -26,6 +26,7 @@ from ..params import (
 )
 from . import gpt2
 from .base import Family
+from .heads import decoder_classes
 
 _CACHE_ONLY = "GPTNeoXConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
@@ -109,4 +110,5 @@ GPT_NEOX = Family(
     kv_cache=lambda c: "2*L*A*d_k*S*B",  # whole heads of d_k = H/A, rotated part and passed part alike
     positions=lambda c: None,  # rotary: no position table
     torch_ref="GPTNeoXForCausalLM",
+    classes=decoder_classes("GPTNeoX", "gpt_neox.", token_head="classifier", qa_prefix="gpt_neox."),
 )

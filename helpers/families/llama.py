@@ -14,6 +14,7 @@ from ..params import (
     Param,
 )
 from .base import Family
+from .heads import decoder_classes
 
 
 def decoder_layout(c: ModelConfig, layer: list[Param]) -> Layout:
@@ -115,4 +116,5 @@ LLAMA = Family(
     kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",
+    classes=decoder_classes("Llama", "model.", qa_prefix="transformer."),
 )

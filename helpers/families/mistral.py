@@ -15,6 +15,7 @@ from typing import Mapping
 from ..config import ConfigError, Flag, Size
 from . import llama
 from .base import Family
+from .heads import decoder_classes
 
 
 def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
@@ -50,4 +51,5 @@ MISTRAL = Family(
     kv_cache=lambda c: "2*L*A_kv*d_k*min(S, W - 1)*B" if "W" in c.sizes else "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",  # the same tensors, names and matmuls as LLaMA's reference
+    classes=decoder_classes("Mistral", "model.", qa_prefix="model."),
 )

@@ -16,6 +16,7 @@ from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
+from .heads import decoder_classes, expand_experts
 
 
 def _experts(c: ModelConfig) -> list[Param]:
@@ -96,4 +97,7 @@ MIXTRAL = Family(
     kv_cache=llama.LLAMA.kv_cache,  # LLaMA's: every layer caches every token
     positions=lambda c: None,  # rotary: no position table
     torch_ref="MixtralForCausalLM",
+    classes=decoder_classes("Mixtral", "model.", qa_prefix="model."),
+    # on disk: block_sparse_moe.gate.weight, block_sparse_moe.experts.{e}.w1/w3/w2.weight (transformers renames and fuses)
+    checkpoint_names=expand_experts("w1", "w3", "w2", width="I", block="block_sparse_moe"),
 )

@@ -27,7 +27,8 @@ from ..params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )
-from .base import Family
+from .base import Family, ModelClass
+from .heads import decoder_classes
 
 _CACHE_ONLY = "OPTConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
@@ -36,8 +37,10 @@ def _final_norm(c: ModelConfig) -> bool:
     return c.flags["do_layer_norm_before"] and not c.flags["_remove_final_layer_norm"]
 
 
-def _layout(c: ModelConfig) -> Layout:
-    """OPT's tensors: token table (V × d_e), positions (P + 2 rows), projections if d_e ≠ H, final LayerNorm, L layers."""
+def _layout(c: ModelConfig, lm_head: bool = True) -> Layout:
+    """OPT's tensors: token table (V × d_e), positions (P + 2 rows), projections if d_e ≠ H, final LayerNorm, L layers.
+
+    ``lm_head=False``: OPTModel's (under ``model.``), no head, ``project_out`` kept (its output is d_e wide)."""
     V, P, H, I, d_e = c["V"], c["P"], c["H"], c["I"], c["d_e"]
     bias, affine, tied = c.flags["enable_bias"], c.flags["layer_norm_elementwise_affine"], c.flags["tie_word_embeddings"]
 
@@ -58,7 +61,8 @@ def _layout(c: ModelConfig) -> Layout:
     layer += norm("self_attn_layer_norm")
     layer += linear("fc1", I, H, FEED_FORWARD, "I*H", "I") + linear("fc2", H, I, FEED_FORWARD, "H*I", "H")
     layer += norm("final_layer_norm")
-    head = [Param.table("model.decoder.embed_tokens.weight", (V, d_e), EMBEDDINGS, "V*d_e", tokens="B*S" if tied else ""),
+    head = [Param.table("model.decoder.embed_tokens.weight", (V, d_e), EMBEDDINGS, "V*d_e",
+                        tokens="B*S" if tied and lm_head else ""),
             Param.table("model.decoder.embed_positions.weight", (P + 2, H), EMBEDDINGS, "(P + 2)*H")]
     if d_e != H:
         head += [Param.matrix("model.decoder.project_out.weight", (d_e, H), LM_HEAD, "d_e*H"),
@@ -66,13 +70,13 @@ def _layout(c: ModelConfig) -> Layout:
     if _final_norm(c):
         head += norm("model.decoder.final_layer_norm")
     blocks = [Block.once(*head), Block.stack("model.decoder.layers.{i}.", layer, c["L"])]
-    if not tied:
+    if not tied and lm_head:
         blocks.append(Block.once(Param.matrix("lm_head.weight", (V, d_e), LM_HEAD, "V*d_e")))
     return Layout(tuple(blocks))
 
 
-def _formulas(c: ModelConfig) -> dict[str, str]:
-    """OPT's parameter formulas per component."""
+def _formulas(c: ModelConfig, lm_head: bool = True) -> dict[str, str]:
+    """OPT's parameter formulas per component (``lm_head=False``: OPTModel's, ``project_out`` still under the lm head)."""
     bias, affine = c.flags["enable_bias"], c.flags["layer_norm_elementwise_affine"]
     projected = c["d_e"] != c["H"]
     result = {
@@ -82,7 +86,8 @@ def _formulas(c: ModelConfig) -> dict[str, str]:
     }
     if affine:
         result[LAYER_NORM] = "4*L*H + 2*H" if _final_norm(c) else "4*L*H"
-    head = [term for term, present in (("V*d_e", not c.flags["tie_word_embeddings"]), ("d_e*H", projected)) if present]
+    untied = lm_head and not c.flags["tie_word_embeddings"]
+    head = [term for term, present in (("V*d_e", untied), ("d_e*H", projected)) if present]
     if head:
         result[LM_HEAD] = " + ".join(head)
     return result
@@ -137,4 +142,7 @@ OPT = Family(
     kv_cache=lambda c: "2*L*A*d_k*S*B",
     positions=lambda c: c["P"],  # P + 2 rows, the first two never looked up
     torch_ref="OPTForCausalLM",
+    # the heads read d_e-wide states; without its head OPTModel keeps project_out (d_e ≠ H)
+    classes=decoder_classes("OPT", "model.", token_head=None, qa_prefix="model.", width="d_e", base=ModelClass(
+        lambda c: _layout(c, lm_head=False), lambda c: _formulas(c, lm_head=False))),
 )

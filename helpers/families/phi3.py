@@ -18,6 +18,7 @@ from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
+from .heads import decoder_classes
 
 
 def layout(c: ModelConfig) -> Layout:
@@ -99,4 +100,5 @@ PHI3 = Family(
     kv_cache=lambda c: "2*L*A_kv*d_k*min(S, W - 1)*B" if "W" in c.sizes else "2*L*A_kv*d_k*S*B",
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Phi3ForCausalLM",
+    classes=decoder_classes("Phi3", "model."),
 )

@@ -19,6 +19,7 @@ from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
+from .heads import decoder_classes
 
 FULL, SLIDING = "full_attention", "sliding_attention"
 
@@ -26,7 +27,8 @@ FULL, SLIDING = "full_attention", "sliding_attention"
 def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
     """``L_w``, the layers with a sliding-window cache, as Qwen2Config's ``__post_init__`` derives them.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``. ``W`` (``sliding_window``) is kept only where some layer uses it.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    ``W`` (``sliding_window``) is kept only where some layer uses it.
     Refused in one line naming the key: a ``layer_types`` list that is not one of ``full_attention`` /
     ``sliding_attention`` per layer, windowed layers without a window (transformers' cache fails on them), a
     window of 1 (its cache slice ``[-W + 1:]`` becomes ``[0:]`` and keeps every token), and ``head_dim: null``
@@ -140,4 +142,5 @@ QWEN2 = Family(
     kv_cache=kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Qwen2ForCausalLM",
+    classes=decoder_classes("Qwen2", "model.", qa_prefix="transformer."),
 )

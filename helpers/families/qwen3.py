@@ -16,6 +16,7 @@ from ..config import Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout
 from . import qwen2
 from .base import Family
+from .heads import decoder_classes
 
 
 def layout(c: ModelConfig) -> Layout:
@@ -53,4 +54,5 @@ QWEN3: Family = replace(
     layout=layout,
     formulas=formulas,
     torch_ref="Qwen3ForCausalLM",
+    classes=decoder_classes("Qwen3", "model.", qa_prefix="transformer."),
 )

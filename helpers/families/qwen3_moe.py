@@ -19,6 +19,7 @@ from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
 from .base import Family
+from .heads import decoder_classes, expand_experts
 
 
 def _is_sparse(c: ModelConfig, i: int) -> bool:
@@ -140,4 +141,6 @@ QWEN3_MOE = Family(
     kv_cache=llama.LLAMA.kv_cache,  # LLaMA's: every layer caches every token
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Qwen3MoeForCausalLM",
+    classes=decoder_classes("Qwen3Moe", "model.", qa_prefix="transformer."),
+    checkpoint_names=expand_experts("gate_proj", "up_proj", "down_proj", width="I_e"),  # mlp.experts.{e}.gate_proj ...
 )

@@ -36,10 +36,11 @@ from typing import Any, Mapping
 
 from ..config import ConfigError, ModelConfig, Size
 from ..params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
-    Param,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD,
+    QA_HEAD, Block, Layout, Param,
 )
-from .base import Family
+from .base import Family, ModelClass
+from .heads import combine, linear, model_class
 
 _CACHE_ONLY = "T5Config has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
@@ -72,11 +73,14 @@ def _layer(c: ModelConfig, decoder: bool, first: bool) -> list[Param]:
     return params
 
 
-def _layout(c: ModelConfig) -> Layout:
-    """T5's tensors: ``shared`` (also the LM head), the encoder's blocks and final norm, the decoder's."""
+def _layout(c: ModelConfig, decoder: bool = True) -> Layout:
+    """T5's tensors: ``shared`` (also the LM head), the encoder's blocks and final norm, the decoder's.
+
+    ``decoder=False``: T5EncoderModel's, the encoder alone (``shared`` a lookup only)."""
     H = c["H"]
-    blocks = [Block.once(Param.table("shared.weight", (c["V"], H), EMBEDDINGS, "V*H", tokens="B*S"))]
-    for stack, layers in (("encoder", c["L"]), ("decoder", c["L_d"])):
+    blocks = [Block.once(Param.table("shared.weight", (c["V"], H), EMBEDDINGS, "V*H", tokens="B*S" if decoder else ""))]
+    stacks = (("encoder", c["L"]), ("decoder", c["L_d"])) if decoder else (("encoder", c["L"]),)
+    for stack, layers in stacks:
         decoder = stack == "decoder"
         blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, True)), range(0, 1)))
         blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, False)), range(1, layers)))
@@ -93,6 +97,21 @@ def _formulas(c: ModelConfig) -> dict[str, str]:
         FEED_FORWARD: "(G + 1)*(L + L_d)*H*I",
     }
 
+
+def _encoder_formulas(c: ModelConfig) -> dict[str, str]:
+    """T5EncoderModel's parameter formulas: the encoder's share of T5's."""
+    return {
+        EMBEDDINGS: "V*H + R*A",
+        ATTENTION: "4*L*A*d_k*H",
+        LAYER_NORM: "(2*L + 1)*H",
+        FEED_FORWARD: "(G + 1)*L*H*I",
+    }
+
+
+ENCODER = ModelClass(lambda c: _layout(c, decoder=False), _encoder_formulas)
+# T5ClassificationHead, on the decoder's state at the last <eos>
+SEQUENCE = combine(linear("classification_head.dense", "H", CLASSIFIER, tokens="B"),
+                   linear("classification_head.out_proj", "C", CLASSIFIER, tokens="B"))
 
 FLOPS = {  # the encoder and the decoder both over S tokens
     EMBEDDINGS: "0",
@@ -149,4 +168,12 @@ T5 = Family(
     kv_cache=lambda c: "2*L_d*A*d_k*S*B + 2*L_d*A*d_k*S*B",
     positions=lambda c: None,  # relative attention bias: no position table, no longest sequence
     torch_ref="T5ForConditionalGeneration",
+    classes={
+        "T5Model": model_class(lm_head=False),  # the same tensors (the head is shared), no LM head matmul
+        "T5EncoderModel": ENCODER,
+        "T5ForSequenceClassification": model_class(SEQUENCE, prefix=("", "transformer."), lm_head=False, labels=True),
+        "T5ForTokenClassification": model_class(linear("classifier", "C", CLASSIFIER), prefix=("", "transformer."),
+                                                base=ENCODER, labels=True),
+        "T5ForQuestionAnswering": model_class(linear("qa_outputs", "C", QA_HEAD), lm_head=False, labels=True),
+    },
 )

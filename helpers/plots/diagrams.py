@@ -149,7 +149,8 @@ def block_stack(blocks: Sequence[Block], ax: plt.Axes | None = None, title: str 
     shaded by that share (the largest box is the component's full colour). ``residuals`` holds pairs
     ``(i, j)``: a skip connection from the input of box ``i`` that is added (⊕) to the output of box ``j``.
     ``repeat = (i, j, text)`` brackets boxes ``i..j`` (e.g. ``"× L = 12"``). ``x`` and ``width`` place the
-    column, so two stacks can stand side by side on one axes. No notebook calls it; it works behind the helpers of ``00_overview``.
+    column, so two stacks can stand side by side on one axes.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     ax = ax or plt.subplots()[1]
     whole = whole or sum(b.count for b in blocks) or 1
