@@ -1,11 +1,11 @@
 """Mistral as transformers builds it (``MistralForCausalLM``): LLaMA's tensors, a sliding-window KV cache.
 
-No notebook uses it yet: it was added last, to prove that a family is described in one place (README,
-"Adding a model family"). Every tensor, formula and FLOP is LLaMA's (eager attention computes the
-full S×S and masks the window afterwards, so the window saves no FLOP there). What changes is the config
-dialect (GQA with 8 key/value heads by default, a 14336-wide SwiGLU, 131,072 positions, no bias switches)
-and the cache: transformers 5 keeps the last ``sliding_window − 1`` tokens of each layer once S exceeds
-them (``DynamicSlidingWindowLayer``), so the cache stops growing at ``W − 1`` positions.
+Used in ``09_modern_architectures`` (the design choices); it was added last, to prove that a family is
+described in one place (README, "Adding a model family"). Every tensor, formula and FLOP is LLaMA's (eager
+attention computes the full S×S and masks the window afterwards, so the window saves no FLOP there). What
+changes is the config dialect (GQA with 8 key/value heads by default, a 14336-wide SwiGLU, 131,072 positions,
+no bias switches) and the cache: transformers 5 keeps the last ``sliding_window − 1`` tokens of each layer once
+S exceeds them (``DynamicSlidingWindowLayer``), so the cache stops growing at ``W − 1`` positions.
 """
 
 from __future__ import annotations

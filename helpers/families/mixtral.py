@@ -1,6 +1,6 @@
 """Mixtral as transformers builds it (``MixtralForCausalLM``): Mistral's attention, a mixture of experts.
 
-No notebook uses it yet. Each layer's SwiGLU is replaced by E experts (``num_local_experts``, 8) of which a
+Used in ``09_modern_architectures``. Each layer's SwiGLU is replaced by E experts (``num_local_experts``, 8) of which a
 router (``mlp.gate``, E × H) picks k per token (``num_experts_per_tok``, 2). transformers 5 stores the
 experts fused: ``mlp.experts.gate_up_proj`` (E × 2I × H) and ``mlp.experts.down_proj`` (E × H × I). Every
 expert is a parameter (Mixtral 8x7B: 46.7B), but a token multiplies only k of them (12.9B active,

@@ -1,6 +1,6 @@
 """Qwen3-MoE as transformers builds it (``Qwen3MoeForCausalLM``): Qwen3's attention, a mixture of experts.
 
-No notebook uses it yet. Qwen3's layer (q/k RMSNorms per head, an explicit head_dim) with its SwiGLU replaced,
+In ``09_modern_architectures``. Qwen3's layer (q/k RMSNorms per head, an explicit head_dim) with its SwiGLU replaced,
 in the sparse layers, by ``num_experts`` (E) experts of width ``moe_intermediate_size`` (I_e), of which the
 router (``mlp.gate``, E × H) picks ``num_experts_per_tok`` (k) per token. transformers 5 stores the experts
 fused and registers them before the router: ``mlp.experts.gate_up_proj`` (E × 2I_e × H),

@@ -23,3 +23,4 @@ from .bert import *  # noqa: F401,F403
 from .decoders import *  # noqa: F401,F403
 from .costs import *  # noqa: F401,F403
 from .budgets import *  # noqa: F401,F403
+from .modern import *  # noqa: F401,F403

@@ -1,0 +1,92 @@
+"""The design choices of notebook 09 (``helpers.design``): which family makes which choice, read from its table;
+each choice's exact effect on a 7B-class model by one config key (or the rows); the walks adding up."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import count_model, evaluate, load_config
+from helpers.config import raw_config
+from helpers.design import (ATTENTION_BIASES, CHANGES, EXPERTS, FEATURES, FFN_BIASES, GATED, GQA, LAYER_NORM_BETA,
+                            ROW_CHANGES, TIED, WINDOW, design_effects, design_features, walk)
+
+# family config -> the features it has (None: does not apply), as the papers and configs describe them
+EXPECTED = {
+    "bert-base-uncased": {ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA},
+    "gpt2": {ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA, TIED},
+    "llama-7b": {GATED},
+    "llama-2-70b": {GATED, GQA},
+    "mistral-7b-v0.1": {GATED, GQA, WINDOW},
+    "qwen2-7b": {ATTENTION_BIASES, GATED, GQA},
+    "gemma-7b": {GATED, TIED},
+    "gemma-2-9b": {GATED, TIED, GQA, WINDOW},
+    "t5-base": {TIED},
+    "flan-t5-base": {GATED, TIED},
+    "pythia-1.4b": {ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA},
+    "mixtral-8x7b-v0.1": {GATED, GQA, EXPERTS},
+    "qwen3-30b-a3b": {GATED, GQA, EXPERTS},
+}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_features_read_from_the_table(name):
+    features = design_features(load_config(name))
+    assert list(features) == list(FEATURES)
+    assert {f for f, has in features.items() if has} == EXPECTED[name]
+    assert (features[TIED] is None) == (name == "bert-base-uncased")  # an encoder has no head to tie
+
+
+def test_each_change_is_one_key():
+    for change in CHANGES:
+        before, after = change.configs()
+        raw_before = {**raw_config(change.model), **change.base}
+        assert {**raw_before, change.key: change.value} != raw_before  # the key really changes
+        assert change.before != change.value
+        assert before.name == after.name == change.model
+
+
+def test_effects_are_the_formulas():
+    llama, mixtral = load_config("llama-7b"), load_config("mixtral-8x7b-v0.1")
+    effects = {e.label: e for e in design_effects()}
+    assert len(effects) == len(CHANGES) + len(ROW_CHANGES)
+    expected = {"biases on q, k, v and o": evaluate("L*(A*d_k + 2*A_kv*d_k + H)", llama),
+                "biases on the feed-forward": evaluate("L*(2*I + H)", llama),
+                "LayerNorm's β beside each γ": evaluate("(2*L + 1)*H", llama),
+                "a gate beside the up matrix (SwiGLU)": evaluate("L*H*I", llama),
+                "head tied to the token table": -evaluate("V*H", llama),
+                "8 key/value heads for 32 query heads": -evaluate("2*L*(A - 8)*d_k*H", llama),
+                "a window of 4,096 tokens": 0,
+                "8 experts instead of 1 (k = 1)": evaluate("L*(E - 1)*(3*H*I + H)", mixtral),
+                "2 experts per token instead of 1": 0}
+    assert {label: e.delta for label, e in effects.items()} == expected
+    assert effects["2 experts per token instead of 1"].delta_active == evaluate("3*L*H*I", mixtral)
+    assert effects["8 experts instead of 1 (k = 1)"].delta_active == evaluate("L*(E - 1)*H", mixtral)
+    assert [e.feature for e in design_effects()] == sorted((e.feature for e in design_effects()), key=FEATURES.index)
+
+
+def test_effects_add_up():
+    """Independent LLaMA-7B choices made together change the count by the sum of their single effects; the attention
+    biases and grouped-query attention interact (k_proj's and v_proj's biases shrink with A_kv), by exactly that."""
+    from helpers import parse_config
+
+    llama = load_config("llama-7b")
+    effects = {e.label: e.delta for e in design_effects()}
+    base = count_model(llama).total
+    independent = {"mlp_bias": True, "tie_word_embeddings": True, "num_key_value_heads": 8}
+    together = count_model(parse_config({**raw_config("llama-7b"), **independent})).total
+    assert together == base + sum(effects[label] for label in (
+        "biases on the feed-forward", "head tied to the token table", "8 key/value heads for 32 query heads"))
+    both = count_model(parse_config({**raw_config("llama-7b"), "attention_bias": True, "num_key_value_heads": 8})).total
+    interaction = both - base - effects["biases on q, k, v and o"] - effects["8 key/value heads for 32 query heads"]
+    assert interaction == -evaluate("2*L*(A - 8)*d_k", llama) != 0
+
+
+def test_walks_land_on_the_next_model():
+    mistral = count_model(load_config("mistral-7b-v0.1"))
+    to_mistral = walk("llama-7b", [("num_key_value_heads", 8), ("intermediate_size", 14336)])
+    assert to_mistral[0] == ("llama-7b", 6_738_415_616, 6_738_415_616)
+    assert to_mistral[-1][1:] == (mistral.total, mistral.active)
+    from_mixtral = walk("mixtral-8x7b-v0.1", [("num_experts_per_tok", 1), ("num_local_experts", 1)])
+    assert from_mixtral[0][1:] == (46_702_792_704, 12_879_925_248)
+    assert from_mixtral[1][1] == from_mixtral[0][1]  # k changes the active count only
+    assert from_mixtral[-1][1] == mistral.total + evaluate("L*H", load_config("mistral-7b-v0.1"))  # + a 1-expert router
