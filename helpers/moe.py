@@ -11,6 +11,12 @@ formula for that operator, so it counts nothing for the experts. :func:`grouped_
 with ``torch.nn.functional.grouped_mm`` on a tiny seeded block of :mod:`helpers.torch_ref` (whose own forward
 multiplies each routed token by its expert's weights, one batched matmul per slot, which the counter sees).
 The torch functions import torch when called; the rest never does.
+
+DeepSeek-V3's other parts, from the same table: :func:`plain_attention` is the attention its latent attention (MLA)
+replaces, with the same heads and head sizes (multi-head, or grouped-query with fewer key/value heads), and
+:func:`plain_cache_per_token` what that attention would cache; :func:`mtp_module` is the multi-token-prediction
+module its checkpoint holds beside the model transformers builds, :func:`fp8_scales` the block scales of its fp8
+files, and :func:`checkpoint_parts` puts them together: what the checkpoint holds, part by part.
 """
 
 from __future__ import annotations
@@ -19,7 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .config import ModelConfig, parse_config
-from .params import EXPERT, FEED_FORWARD, Param, total
+from .count import count_model
+from .params import (
+    ATTENTION, EMBEDDINGS, EXPERT, FEED_FORWARD, LAYER_NORM, LM_HEAD, MATRIX, Param, checkpoint_layout, param_layout,
+    param_table, select, total,
+)
 
 
 @dataclass(frozen=True)
@@ -145,3 +155,110 @@ def counted_flops(function: Callable[..., Any], *args: Any) -> tuple[Any, int]:
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         out = function(*args)
     return out, counter.get_total_flops()
+
+
+# --- DeepSeek-V3: the attention MLA replaces, the multi-token-prediction module, the fp8 scales ---------------
+
+def _latent(config: ModelConfig) -> None:
+    """Refuse a config without latent attention (no ``kv_lora_rank``)."""
+    if "r_kv" not in config.sizes:
+        raise ValueError(f"{config.name}: no latent attention (kv_lora_rank) in a {config.model_type} config")
+
+
+def plain_attention(config: ModelConfig, kv_heads: int | None = None) -> list[Param]:
+    """The attention a latent-attention layer replaces: query, key, value and output projections of the same A
+    heads and head sizes (queries and keys d_k = d_nope + d_rope, values d_v), no bottleneck, no bias.
+
+    Introduced in ``09_modern_architectures``. ``kv_heads`` key/value heads (default A: multi-head attention,
+    Vaswani et al. 2017; fewer: grouped-query attention, Ainslie et al. 2023, which needs them to divide A), named
+    as LLaMA names its projections, relative to the layer. Raises ``ValueError`` for a config without latent
+    attention or a ``kv_heads`` that does not divide A.
+    """
+    _latent(config)
+    H, A, d_k, d_v = config["H"], config["A"], config["d_k"], config["d_v"]
+    n = A if kv_heads is None else kv_heads
+    if n < 1 or A % n:
+        raise ValueError(f"kv_heads: {n} does not divide the {A} query heads")
+    heads = "A" if n == A else str(n)
+    return [Param.matrix("self_attn.q_proj.weight", (A * d_k, H), ATTENTION, "A*d_k*H"),
+            Param.matrix("self_attn.k_proj.weight", (n * d_k, H), ATTENTION, f"{heads}*d_k*H"),
+            Param.matrix("self_attn.v_proj.weight", (n * d_v, H), ATTENTION, f"{heads}*d_v*H"),
+            Param.matrix("self_attn.o_proj.weight", (H, A * d_v), ATTENTION, "H*A*d_v")]
+
+
+def plain_cache_per_token(config: ModelConfig, kv_heads: int | None = None) -> int:
+    """Values the attention of :func:`plain_attention` caches per token: in each of the L layers, what its key and
+    value projections output, L·A_kv·(d_k + d_v).
+
+    Introduced in ``09_modern_architectures``. With ``kv_heads`` None (every head its own key and value) this is
+    what the engine's ``Family.kv_cache_full`` counts for DeepSeek-V3: the keys and values attention uses.
+    """
+    rows = plain_attention(config, kv_heads)
+    return config["L"] * sum(p.shape[0] for p in rows if p.name.endswith(("k_proj.weight", "v_proj.weight")))
+
+
+def mtp_module(config: ModelConfig) -> list[Param]:
+    """DeepSeek-V3's multi-token-prediction module as its checkpoint names it (layer L, after the model's last).
+
+    Introduced in ``09_modern_architectures``. DeepSeek-AI 2024 (DeepSeek-V3, §2.2): the RMSNorms ``enorm`` (of
+    the next token's embedding) and ``hnorm`` (of the model's last hidden state), ``eh_proj`` (H × 2H: the two,
+    concatenated, projected back to H), one more transformer layer shaped as the model's last (a sparse layer),
+    and the RMSNorm ``shared_head.norm`` before the head. Not listed: the module's ``embed_tokens`` and
+    ``shared_head.head``, which share the model's token table and head (the files hold copies of them).
+    ``DeepseekV3ForCausalLM`` does not build the module; transformers builds it apart (``MtpModel``).
+    """
+    _latent(config)
+    H, L = config["H"], config["L"]
+    prefix = f"model.layers.{L}."
+    last = f"model.layers.{L - 1}."
+    layer = [Param(prefix + p.name[len(last):], p.shape, p.component, p.formula, p.kind, p.tokens)
+             for p in select(param_table(config), layer=L - 1)]
+    return [Param.norm(prefix + "enorm.weight", (H,), LAYER_NORM, "H"),
+            Param.norm(prefix + "hnorm.weight", (H,), LAYER_NORM, "H"),
+            Param.matrix(prefix + "eh_proj.weight", (H, 2 * H), LM_HEAD, "2*H**2"),
+            *layer,
+            Param.norm(prefix + "shared_head.norm.weight", (H,), LAYER_NORM, "H")]
+
+
+def _fp8(p: Param) -> bool:
+    """Whether DeepSeek-V3's fp8 files store ``p`` in fp8: an attention or feed-forward matrix, not the router."""
+    return p.kind in (MATRIX, EXPERT) and p.component in (ATTENTION, FEED_FORWARD) and not p.name.endswith("mlp.gate.weight")
+
+
+def fp8_scales(config: ModelConfig, params: list[Param] | None = None, block: int = 128) -> int:
+    """The fp32 block scales (``weight_scale_inv``) DeepSeek-V3's fp8 files store beside ``params`` (default: the
+    model transformers builds): one per ``block`` × ``block`` tile, ⌈rows/block⌉·⌈cols/block⌉ per matrix.
+
+    Introduced in ``09_modern_architectures``. Every attention and feed-forward matrix is stored in fp8, each routed
+    expert on its own as the files name them; the router, the norms, the token table, the head and ``eh_proj``
+    stay in bf16 with no scale (the ``Linear``/``Gate`` split of DeepSeek's ``inference/model.py``; our reading,
+    not a figure the sources state).
+    """
+    on_disk = config.family.checkpoint_names
+    if params is None:
+        rows = list(checkpoint_layout(config).rows())
+    else:
+        rows = [(q, 1) for p in params for q in (on_disk(p) if on_disk else [p])]
+    return sum((n * -(-p.shape[0] // block) * -(-p.shape[1] // block) for p, n in rows if _fp8(p)), 0)
+
+
+def checkpoint_parts(config: ModelConfig) -> dict[str, int]:
+    """What DeepSeek-V3's checkpoint files hold, part by part: the model transformers builds, the
+    multi-token-prediction module (:func:`mtp_module`) with its own copies of the token table and the head, the
+    fp8 block scales (:func:`fp8_scales`) and the routers' score-correction biases (buffers, E per sparse layer).
+
+    Introduced in ``09_modern_architectures``. Every part counts tensor elements, as a count of the files does.
+    """
+    mtp = mtp_module(config)
+    tables = sum((n * p.count for p, n in param_layout(config).rows() if p.component in (EMBEDDINGS, LM_HEAD)), 0)
+    sparse = config["L"] - config["L_f"] + 1  # the model's sparse layers and the module's
+    norms = ("enorm.weight", "hnorm.weight", "shared_head.norm.weight")
+    return {
+        "the model transformers builds": count_model(config).total,
+        "MTP module: one more sparse layer": total(p for p in mtp if not p.name.endswith((*norms, "eh_proj.weight"))),
+        "MTP module: eh_proj (H × 2H)": total(p for p in mtp if p.name.endswith("eh_proj.weight")),
+        "MTP module: enorm, hnorm, shared_head.norm": total(p for p in mtp if p.name.endswith(norms)),
+        "MTP module: its copies of the token table and the head": tables,
+        "fp8 block scales (weight_scale_inv), model and module": fp8_scales(config) + fp8_scales(config, mtp),
+        "routers' score-correction biases (buffers)": sparse * config["E"],
+    }

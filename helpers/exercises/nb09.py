@@ -8,6 +8,8 @@ from ..count import count_model
 
 # 09.1: Mixtral 8x7B's experts cut into narrower ones (fine-grained experts, as DeepSeekMoE: Dai et al. 2024)
 FINE_GRAINED = {"num_local_experts": 64, "intermediate_size": 14336 // 8, "num_experts_per_tok": 16}
+# 09.4: DeepSeek-V3 with DeepSeek-V2-Lite's queries: no low-rank bottleneck, one plain q_proj
+PLAIN_QUERY = {"q_lora_rank": None}
 
 
 def _fine_grained_change() -> int:
@@ -15,6 +17,12 @@ def _fine_grained_change() -> int:
     mixtral = load_config("mixtral-8x7b-v0.1")
     fine = parse_config({**raw_config("mixtral-8x7b-v0.1"), **FINE_GRAINED}, name="Mixtral, 64 fine-grained experts")
     return count_model(fine).total - count_model(mixtral).total
+
+
+def _plain_query_change() -> int:
+    """09.4: the change of DeepSeek-V3's total when its queries lose their bottleneck (``q_lora_rank: null``)."""
+    plain = parse_config({**raw_config("deepseek-v3"), **PLAIN_QUERY}, name="DeepSeek-V3, plain q_proj")
+    return count_model(plain).total - count_model(load_config("deepseek-v3")).total
 
 
 def _moe_active(V: int, H: int, L: int, A: int, A_kv: int, d_k: int, E: int, k: int, I_e: int, qk_norm: bool,
@@ -50,4 +58,7 @@ register(
     Exercise("09.2", "explain", answer=lambda: "a", choices=("a", "b", "c", "d"),
              hint="compare the feed-forward of one layer: how many matrices, and how wide, in each file?"),
     Exercise("09.3", "code", cases=_moe_cases, solution=_moe_active),
+    Exercise("09.4", "predict", answer=_plain_query_change, tolerance=0.1),
+    Exercise("09.5", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
+             hint="write the score of a query and a key with the up-projection inside it: where does the rotation sit?"),
 )

@@ -1,5 +1,6 @@
 """Pictures introduced in ``09_modern_architectures``: an encoder–decoder, parts of a count, a mixture-of-experts
-layer and the design choices, each drawn from the engine's own rows and counts."""
+layer, multi-head latent attention and its cache, and the design choices, each drawn from the engine's own rows and
+counts."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ..design import Effect
 from ..moe import moe_layer
-from ..params import EMBEDDINGS, FEED_FORWARD, LM_HEAD, Param, total
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Param, total
 from .charts import COLOURS
 from .diagrams import Block, block_stack, blocks_from, shade
 
 __all__: list[str] = ["encoder_decoder_columns", "encoder_decoder_diagram", "count_parts_bars", "moe_layer_diagram",
-                      "design_choice_chart"]
+                      "mla_flow", "cache_per_token_bars", "design_choice_chart"]
 
 _ENCODER = (("self-attention", "self_attn"), ("add & LayerNorm", "norm1"), ("feed-forward", "linear"),
             ("add & LayerNorm", "norm2"))
@@ -147,11 +148,13 @@ def moe_layer_diagram(params: Sequence[Param], k: int, chosen: Sequence[int], ax
     grid_h = rows * (size + pad) - pad
     shared_w = 0.0
     if layer.shared:
-        shared_w = 2.6
+        shared_w = 2.6 if E <= 32 else 3.6
+        n, rest = divmod(total(layer.shared), layer.per_expert)  # shared experts as wide as a routed one: n of them
+        experts = f"{n} expert{'s' if n > 1 else ''}" if n and not rest else "experts"
         ax.add_patch(Rectangle((grid_w + 0.8, y0), shared_w, grid_h, facecolor=shade(colour, 0.6), edgecolor=colour,
                                hatch="//", linewidth=1.2))
-        ax.text(grid_w + 0.8 + shared_w / 2, y0 + grid_h / 2,
-                f"shared\nexpert(s)\n{total(layer.shared):,}\nalways used", ha="center", va="center", fontsize=8.5)
+        ax.text(grid_w + 0.8 + shared_w / 2, y0 + grid_h / 2, f"shared\n{experts}\n{total(layer.shared):,}\nalways used",
+                ha="center", va="center", fontsize=8.5, bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     router = ", ".join("×".join(f"{n:,}" for n in p.shape) for p in layer.router)
     ax.add_patch(Rectangle((0.0, 0.9), grid_w, 1.5, facecolor=shade("#8172B3", 0.5), edgecolor="#8172B3"))
     ax.text(grid_w / 2, 1.65, f"router {router} = {total(layer.router):,}\npicks k = {k} of E = {E}", ha="center",
@@ -164,12 +167,12 @@ def moe_layer_diagram(params: Sequence[Param], k: int, chosen: Sequence[int], ax
         target = (x0 + c * (size + pad) + size / 2, y0 + (rows - 1 - r) * (size + pad))
         ax.add_patch(FancyArrowPatch((grid_w / 2, 2.4), target, arrowstyle="-|>", mutation_scale=10, color=colour,
                                      linewidth=1.3))
-    used = layer.active(k)
+    uses = layer.active(k)
     shared = f" + shared {total(layer.shared):,}" if layer.shared else ""
     ax.text(grid_w / 2, -0.2,
             f"E = {E} experts of {layer.per_expert:,} each: {total(layer.routed):,}\n"
-            f"this layer: {layer.total:,}; one token uses {used:,}\n"
-            f"(router + {k} experts{shared}: {100 * used / layer.total:.1f}%)",
+            f"this layer: {layer.total:,}; one token uses {uses:,}\n"
+            f"(router + {k} experts{shared}: {100 * uses / layer.total:.1f}%)",
             ha="center", va="top", fontsize=9)
     ax.set_xlim(-0.5, grid_w + (shared_w + 1.3 if layer.shared else 0.5))
     ax.set_ylim(-2.3, y0 + grid_h + 0.3)
@@ -177,6 +180,137 @@ def moe_layer_diagram(params: Sequence[Param], k: int, chosen: Sequence[int], ax
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=11)
+    return ax
+
+
+_MLA = ("q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj")
+
+
+def _flow_box(ax: plt.Axes, x: float, y: float, w: float, h: float, text: str, face, edge: str,
+              fontsize: float = 8.5) -> None:
+    ax.add_patch(FancyBboxPatch((x, y - h / 2), w, h, boxstyle="round,pad=0.02,rounding_size=0.1", facecolor=face,
+                                edgecolor=edge, linewidth=1.2))
+    ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=fontsize)
+
+
+def _flow_arrow(ax: plt.Axes, start: tuple[float, float], end: tuple[float, float], colour: str = "#555555") -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=colour, linewidth=1.0,
+                                 shrinkA=0, shrinkB=0))
+
+
+def mla_flow(params: Sequence[Param], A: int, ax: plt.Axes | None = None, title: str | None = None) -> plt.Axes:
+    """Multi-head latent attention (DeepSeek-V2 §2.1) as a data flow from one layer's rows: the query through its
+    bottleneck, the joint key–value latent, the decoupled rotary key, the output, and what the cache keeps.
+
+    Introduced in ``09_modern_architectures``. ``params`` are one layer's ``self_attn.*`` rows of a DeepSeek-V3
+    table (``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``, ``kv_a_proj_with_mqa``, ``kv_a_layernorm``,
+    ``kv_b_proj``, ``o_proj``, any biases with them); ``A`` is the number of heads. Every size on the picture is
+    read from the rows' shapes (r_q, r_kv, d_rope, d_k, d_nope, d_v), every box gives its tensor's shape and exact
+    count, shaded by its share; the red frame is what each layer caches per token. A ``q_proj`` without bottleneck
+    (``q_lora_rank: null``) is refused.
+    """
+    ax = ax or plt.subplots(figsize=(14.5, 6.0))[1]
+    rows = {m: [p for p in params if f"self_attn.{m}." in p.name] for m in _MLA}
+    missing = [m for m, found in rows.items() if not found]
+    if missing:
+        raise ValueError(f"params: no {', '.join(missing)} rows (one layer's self_attn rows of latent attention)")
+    weight = {m: next(p for p in found if p.name.endswith(".weight")) for m, found in rows.items()}
+    r_q, r_kv = weight["q_a_layernorm"].shape[0], weight["kv_a_layernorm"].shape[0]
+    H = weight["q_a_proj"].shape[1]
+    d_rope = weight["kv_a_proj_with_mqa"].shape[0] - r_kv
+    d_k, d_v = weight["q_b_proj"].shape[0] // A, weight["o_proj"].shape[1] // A
+    d_nope = weight["kv_b_proj"].shape[0] // A - d_v
+    counts = {m: total(found) for m, found in rows.items()}
+    largest = max(counts.values())
+    colour, norm = COLOURS[ATTENTION], COLOURS[LAYER_NORM]
+
+    def projection(m: str, x: float, y: float, w: float = 2.5) -> None:
+        shape = "×".join(f"{n:,}" for n in weight[m].shape)
+        _flow_box(ax, x, y, w, 1.05, f"{m}\n{shape}\n{counts[m]:,}", shade(colour, 0.2 + 0.5 * counts[m] / largest),
+                  colour)
+
+    def rms(m: str, x: float, y: float, size: str) -> None:
+        _flow_box(ax, x, y, 1.5, 0.8, f"{m.replace('_layernorm', '')} norm\n{size} = {counts[m]:,}",
+                  shade(norm, 0.25), norm, fontsize=7.5)
+
+    yq, yc, yr = 2.3, 0.5, -1.3  # the query row, the latent row, the rotary-key row
+    _flow_box(ax, 0.0, yc, 1.3, 1.2, f"h\nH = {H:,}", (0.95, 0.95, 0.95), "#666666", fontsize=9)
+    _flow_arrow(ax, (1.3, yc + 0.3), (1.8, yq))
+    _flow_arrow(ax, (1.3, yc - 0.35), (1.8, yc - 0.35))
+    projection("q_a_proj", 1.8, yq, w=2.6)
+    _flow_arrow(ax, (4.4, yq), (4.8, yq))
+    rms("q_a_layernorm", 4.8, yq, "r_q")
+    _flow_arrow(ax, (6.3, yq), (8.8, yq))
+    ax.text(7.55, yq + 0.12, f"r_q = {r_q:,}", ha="center", va="bottom", fontsize=8)
+    projection("q_b_proj", 8.8, yq)
+    ax.text(10.05, yq - 0.62, f"queries: {A} heads × d_k = {d_k}", ha="center", va="top", fontsize=7.5)
+    projection("kv_a_proj_with_mqa", 1.8, yc - 0.35, w=2.6)
+    ax.text(3.1, yc - 0.97, f"split: r_kv = {r_kv:,} | d_rope = {d_rope}", ha="center", va="top", fontsize=7.5)
+    _flow_arrow(ax, (4.4, yc - 0.1), (4.8, yc))
+    rms("kv_a_layernorm", 4.8, yc, "r_kv")
+    _flow_arrow(ax, (4.4, yc - 0.6), (4.8, yr))
+    _flow_box(ax, 4.8, yr, 1.5, 0.8, "RoPE\n0 parameters", (0.97, 0.97, 0.97), "#888888", fontsize=7.5)
+    cached = "#C44E52"  # what the cache keeps: the latent and the rotated key, one of each per layer and token
+    for y, text in ((yc, f"latent c_KV\nr_kv = {r_kv:,}"), (yr, f"rotary key k_R\nd_rope = {d_rope}")):
+        _flow_arrow(ax, (6.3, y), (6.7, y))
+        _flow_box(ax, 6.7, y, 1.5, 0.8, text, shade(cached, 0.15), cached, fontsize=7.5)
+    ax.add_patch(FancyBboxPatch((6.55, yr - 0.6), 1.8, yc - yr + 1.2, boxstyle="round,pad=0.02,rounding_size=0.1",
+                                facecolor="none", edgecolor=cached, linewidth=1.6, linestyle="--"))
+    ax.text(7.45, yr - 0.7, f"cached: r_kv + d_rope\n= {r_kv + d_rope:,} values a token", ha="center", va="top",
+            fontsize=8, color=cached)
+    _flow_arrow(ax, (8.2, yc), (8.8, yc))
+    projection("kv_b_proj", 8.8, yc)
+    ax.text(10.05, yc - 0.62, f"keys {A} × d_nope = {d_nope},\nvalues {A} × d_v = {d_v}", ha="center", va="top",
+            fontsize=7.5)
+    attention_x = 12.0
+    for y in (yq, yc):
+        _flow_arrow(ax, (11.3, y), (attention_x, y))
+    _flow_arrow(ax, (8.2, yr), (attention_x, yr))
+    ax.text(10.35, yr - 0.12, f"one rotary key for all {A} heads", ha="center", va="top", fontsize=7.5)
+    _flow_box(ax, attention_x, (yq + yr) / 2, 2.2, yq - yr + 1.0,
+              f"attention\nin each of\n{A} heads:\nq·k over\n{d_nope} + {d_rope},\nweights × v\n"
+              f"over {d_v}\n\n0 parameters",
+              (0.97, 0.97, 0.97), "#888888", fontsize=8)
+    _flow_arrow(ax, (attention_x + 2.2, yc), (attention_x + 2.6, yc))
+    projection("o_proj", attention_x + 2.6, yc)
+    _flow_arrow(ax, (attention_x + 5.1, yc), (attention_x + 5.5, yc))
+    _flow_box(ax, attention_x + 5.5, yc, 1.0, 1.2, "out\nH", (0.95, 0.95, 0.95), "#666666", fontsize=9)
+    matrices = sum(c for m, c in counts.items() if "layernorm" not in m)
+    ax.text(0.0, yr - 1.45, f"one layer: 5 matrices {matrices:,} + 2 norms "
+                            f"{counts['q_a_layernorm'] + counts['kv_a_layernorm']:,} = {sum(counts.values()):,}",
+            ha="left", va="top", fontsize=9.5, fontweight="bold")
+    ax.set_xlim(-0.2, attention_x + 6.7)
+    ax.set_ylim(yr - 2.0, yq + 0.9)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=11)
+    return ax
+
+
+def cache_per_token_bars(caches: Mapping[str, int], title: str, ax: plt.Axes | None = None) -> plt.Axes:
+    """One horizontal bar per attention: the values its cache holds per token, each labelled with its exact count
+    and how many times the last bar's it is.
+
+    Introduced in ``09_modern_architectures``. ``caches`` maps a label to values per token (all layers), largest
+    first; the last is the reference (latent attention's, for DeepSeek-V3). A linear axis: the ratios are the
+    lengths.
+    """
+    ax = ax or plt.subplots(figsize=(10.5, 3.4))[1]
+    names = list(caches)
+    reference = caches[names[-1]]
+    colours = ("#4C72B0", "#8172B3", "#C44E52", "#55A868")
+    for y, name in enumerate(reversed(names)):
+        value = caches[name]
+        ax.barh(y, value, color=colours[(len(names) - 1 - y) % len(colours)], height=0.6)
+        ratio = "" if value == reference else f"  (×{value / reference:.2f})"
+        ax.text(value + 0.01 * max(caches.values()), y, f"{value:,}{ratio}", va="center", fontsize=9)
+    ax.set_yticks(range(len(names)), list(reversed(names)), fontsize=9)
+    ax.set_xlim(0, 1.35 * max(caches.values()))
+    ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
+    ax.set_xlabel("values cached per token, all layers")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title, fontsize=11)
     return ax
 
 
@@ -194,7 +328,7 @@ def design_choice_chart(families: Mapping[str, Mapping[str, bool | None]], effec
     :func:`helpers.design.design_effects`. The effect axis is logarithmic in the size of the change (so a bias
     and an expert can share it): green adds, red removes, a 0 is written out.
     """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 0.42 * len(effects) + 1.4),
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, (0.38 if len(families) > 8 else 0.42) * len(effects) + 1.4),
                                       gridspec_kw={"width_ratios": (1.0, 1.25), "wspace": 0.03})
     names = list(families)
     ys = list(range(len(effects)))[::-1]
@@ -210,6 +344,8 @@ def design_choice_chart(families: Mapping[str, Mapping[str, bool | None]], effec
     left.set_ylim(-0.6, len(effects) - 0.4)
     left.set_xticks(range(len(names)), names, fontsize=8.5)
     left.xaxis.tick_top()
+    if len(names) > 8:  # slanted, so that long names do not run into each other
+        plt.setp(left.get_xticklabels(), rotation=35, ha="left", rotation_mode="anchor")
     left.set_yticks(ys, [e.label for e in effects], fontsize=9)
     left.grid(False)
     for side in ("right", "bottom", "left", "top"):
@@ -239,5 +375,5 @@ def design_choice_chart(families: Mapping[str, Mapping[str, bool | None]], effec
     for side in ("right", "top", "left"):
         right.spines[side].set_visible(False)
     if title:
-        fig.suptitle(title, fontsize=11, y=1.0)
+        fig.suptitle(title, fontsize=11, y=1.07 if len(names) > 8 else 1.0)  # above slanted names
     return left, right
