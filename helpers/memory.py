@@ -244,7 +244,7 @@ class Memory:
         DeepSeek-V3's latent attention caches ``L·(r_kv + d_rope)`` values per token (:meth:`kv_cache`); every
         head's key (d_k) and value (d_v), as attention uses them after ``kv_b_proj``, would be ``L·A·(d_k + d_v)``.
         None for a family whose cache already holds full keys and values (its family has no ``kv_cache_full``).
-        No notebook uses it yet.
+        Used in ``09_modern_architectures`` (MLA against full keys and values).
         """
         full = self.config.family.kv_cache_full
         if full is None:

@@ -114,7 +114,7 @@ def matmul_count(param: Param) -> int:
     """The weights one of the tensor's ``tokens`` multiplies: one expert's slice for :data:`EXPERT`, else all.
 
     A mixture of experts routes each token to k of the E experts.
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    Introduced in ``09_modern_architectures``.
     """
     return param.count // param.shape[0] if param.kind == EXPERT else param.count
 

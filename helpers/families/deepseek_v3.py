@@ -1,6 +1,6 @@
 """DeepSeek-V3 as transformers builds it (``DeepseekV3ForCausalLM``): latent attention (MLA), shared and routed experts.
 
-No notebook uses it yet. Symbols (config key → symbol, DeepSeek-V3's value):
+Used in ``09_modern_architectures``. Symbols (config key → symbol, DeepSeek-V3's value):
 
 * attention (MLA, ``DeepseekV3Attention``): ``num_attention_heads`` A (128) heads, each with a query/key of
   d_k = d_nope + d_rope (transformers' ``qk_head_dim``: ``qk_nope_head_dim`` d_nope 128 + ``qk_rope_head_dim``
