@@ -73,11 +73,19 @@ def test_dense_output_has_no_active_column():
     assert result.active == result.total and "active" not in breakdown(result)
 
 
-@pytest.mark.parametrize("model_type", ["mixtral", "qwen3_moe"])
+_DEEPSEEK = json.loads((MODELS_DIR / "deepseek-v3.json").read_text())
+# each mixture's tiny config, and DeepSeek-V3's with a plain query projection and biases, or with its published YaRN
+# rotary scaling (no matmul)
+TINY_CASES = [("mixtral", {}), ("qwen3_moe", {}), ("deepseek_v3", {}),
+              ("deepseek_v3", {"q_lora_rank": None, "attention_bias": True}),
+              ("deepseek_v3", {"rope_scaling": _DEEPSEEK["rope_scaling"], "rope_theta": _DEEPSEEK["rope_theta"]})]
+
+
+@pytest.mark.parametrize(("model_type", "change"), TINY_CASES)
 @pytest.mark.parametrize(("B", "S"), [(1, 1), (2, 5)])
-def test_tiny_real_moe_flops_and_reference(model_type, B, S):
+def test_tiny_real_moe_flops_and_reference(model_type, change, B, S):
     """FlopCounterMode on a tiny real model with eager experts, and on the plain-torch reference (meta)."""
-    raw = TINY[model_type]
+    raw = {**TINY[model_type], **change}
     c = parse_config(raw)
     torch.manual_seed(0)
     model = hf(raw, "cpu")
