@@ -122,3 +122,17 @@ class Family:
     def is_decoder(self) -> bool:
         """True for a family that keeps a KV cache (a decoder)."""
         return self.kv_cache is not None
+
+
+def mixed_stack(L: int, dense_layers: int, dense: str, sparse: str, dense_count: str, sparse_count: str) -> str:
+    """One formula for a stack of dense and sparse layers: ``dense`` in each of ``dense_layers``, ``sparse`` in the rest.
+
+    ``dense_count`` and ``sparse_count`` write those numbers in symbols (Qwen3-MoE: ``"(L - L_e)"``, ``"L_e"``;
+    DeepSeek-V3: ``"L_f"``, ``"(L - L_f)"``); a stack of one kind is ``L·(...)``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    if dense_layers == L:
+        return f"L*({dense})"
+    if dense_layers == 0:
+        return f"L*({sparse})"
+    return f"{dense_count}*({dense}) + {sparse_count}*({sparse})"

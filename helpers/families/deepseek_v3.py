@@ -57,7 +57,7 @@ from ..params import (
     Param,
 )
 from . import llama
-from .base import Family
+from .base import Family, mixed_stack
 from .heads import decoder_classes, expand_experts
 
 
@@ -117,11 +117,7 @@ def _layout(c: ModelConfig) -> Layout:
 
 def _per_layer(c: ModelConfig, dense: str, sparse: str) -> str:
     """``dense`` in each of the L_f first layers, ``sparse`` in each of the L − L_f others."""
-    if c["L_f"] == 0:
-        return f"L*({sparse})"
-    if c["L_f"] == c["L"]:
-        return f"L*({dense})"
-    return f"L_f*({dense}) + (L - L_f)*({sparse})"
+    return mixed_stack(c["L"], c["L_f"], dense, sparse, "L_f", "(L - L_f)")
 
 
 def _attention_matrices(c: ModelConfig) -> str:

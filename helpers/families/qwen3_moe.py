@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
-from .base import Family
+from .base import Family, mixed_stack
 from .heads import decoder_classes, expand_experts
 
 
@@ -73,11 +73,7 @@ def _layout(c: ModelConfig) -> Layout:
 
 def _feed_forward(c: ModelConfig, dense: str, sparse: str) -> str:
     """``dense`` per dense layer, ``sparse`` per sparse layer: L − L_e of one, L_e of the other."""
-    if c["L_e"] == 0:
-        return f"L*({dense})"
-    if c["L_e"] == c["L"]:
-        return f"L*({sparse})"
-    return f"(L - L_e)*({dense}) + L_e*({sparse})"
+    return mixed_stack(c["L"], c["L"] - c["L_e"], dense, sparse, "(L - L_e)", "L_e")
 
 
 def _formulas(c: ModelConfig) -> dict[str, str]:
