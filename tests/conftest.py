@@ -45,3 +45,21 @@ def write_config(tmp_path: Path):
         return path
 
     return write
+
+
+def hf_model(raw: dict, device: str = "meta"):
+    """transformers' model for a raw ``config.json`` (its family's class), eager attention and eager experts.
+
+    The config is not parsed by the engine, so refusal tests can build what the engine refuses. Imports torch
+    and transformers only when called (some tests run without them).
+    """
+    import torch
+    import transformers
+
+    from helpers.families import FAMILIES
+
+    config = transformers.AutoConfig.for_model(**raw)
+    config._attn_implementation = "eager"
+    config._experts_implementation = "eager"  # a mixture's experts one matmul each (no effect on a dense model)
+    with torch.device(device):
+        return getattr(transformers, FAMILIES[raw["model_type"]].architecture)(config)

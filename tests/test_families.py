@@ -23,7 +23,7 @@ from helpers.flops import ATTENTION_SCORES, flop_formulas, forward_flops, max_se
 from helpers.memory import Memory, kv_cache_bytes, kv_cache_formula, parameter_tensors
 from helpers.params import BIAS, EXPERT, KINDS, MATRIX, NORM, TABLE, param_layout
 
-from .conftest import ROOT, assert_refused, run_cli
+from .conftest import ROOT, assert_refused, hf_model, run_cli
 from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
@@ -131,17 +131,11 @@ def test_ten_million_layers_on_the_command_line(write_config):
 
 # --- Mistral: LLaMA's tensors, a sliding-window cache --------------------------------------------------------
 
-def hf_mistral(raw: dict, device: str = "meta"):
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    with torch.device(device):
-        return transformers.MistralForCausalLM(config)
-
 
 def test_mistral_7b_is_what_transformers_builds():
     raw = json.loads((MODELS_DIR / "mistral-7b-v0.1.json").read_text())
     c = load_config("mistral-7b-v0.1")
-    model = hf_mistral(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == 7_241_732_096
     assert (c["A_kv"], c["d_k"], c["W"], max_seq_len(c)) == (8, 128, 4096, None)
@@ -157,7 +151,7 @@ def test_mistral_7b_is_what_transformers_builds():
 def test_mistral_cache_keeps_the_last_window_minus_one_tokens(window):
     raw = {**TINY["mistral"], "sliding_window": window}
     c = parse_config(raw)
-    model = hf_mistral(raw, "cpu").eval()
+    model = hf_model(raw, "cpu").eval()
     for S in (1, 3, 4, 5, 6, 11):
         with torch.no_grad():
             cache = model(input_ids=torch.randint(0, c["V"], (2, S)), use_cache=True).past_key_values

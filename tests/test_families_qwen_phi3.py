@@ -17,7 +17,7 @@ from helpers.config import MODELS_DIR
 from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes, kv_cache_formula
 
-from .conftest import assert_refused, run_cli
+from .conftest import assert_refused, hf_model, run_cli
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -33,16 +33,10 @@ def raw_of(name: str) -> dict:
     return json.loads((MODELS_DIR / f"{name}.json").read_text())
 
 
-def hf(raw: dict, device: str = "meta"):
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    with torch.device(device):
-        return getattr(transformers, parse_config(raw).architecture)(config)
-
 
 def cache_of(raw: dict, B: int, S: int):
     torch.manual_seed(0)
-    model = hf(raw, "cpu").eval()
+    model = hf_model(raw, "cpu").eval()
     with torch.no_grad():
         return model(input_ids=torch.randint(0, raw["vocab_size"], (B, S)), use_cache=True).past_key_values
 
@@ -50,7 +44,7 @@ def cache_of(raw: dict, B: int, S: int):
 @pytest.mark.parametrize("name", list(SHIPPED))
 def test_shipped_model_is_what_transformers_builds(name):
     raw, c = raw_of(name), load_config(name)
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == SHIPPED[name]
     with FlopCounterMode(display=False) as counter:
@@ -84,7 +78,7 @@ NO_TENSOR = [
 @pytest.mark.parametrize(("name", "change"), NO_TENSOR)
 def test_keys_that_change_no_tensor(name, change):
     raw = {**raw_of(name), **change}
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(parse_config(raw))] == [
         (n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(parse_config(raw)).total == SHIPPED[name]
@@ -94,7 +88,7 @@ def test_qwen3_head_dim_need_not_split_the_hidden_size():
     """Qwen3 reads head_dim as given: projections A·d_k wide, H not even a multiple of A (transformers builds it)."""
     raw = {**TINY["qwen3"], "hidden_size": 18, "head_dim": 8}  # 18 is no multiple of 4 heads
     c = parse_config(raw)
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert dict(model.named_parameters())["model.layers.0.self_attn.q_proj.weight"].shape == (32, 18)
     with FlopCounterMode(display=False) as counter:

@@ -22,7 +22,7 @@ from helpers.count import breakdown
 from helpers.memory import Memory, kv_cache_bytes, memory_breakdown
 from helpers.params import EMBEDDINGS, FEED_FORWARD, param_layout
 
-from .conftest import assert_refused, run_cli
+from .conftest import assert_refused, hf_model, run_cli
 from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
@@ -34,14 +34,6 @@ from helpers import torch_ref  # noqa: E402
 RAW = json.loads((MODELS_DIR / "deepseek-v3.json").read_text())
 
 
-def hf(raw: dict, device: str = "meta"):
-    """transformers' model, unparsed (the refusal tests build configs the engine refuses), eager everywhere."""
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    config._experts_implementation = "eager"
-    with torch.device(device):
-        return transformers.DeepseekV3ForCausalLM(config)
-
 
 def table(model) -> list[tuple[str, tuple[int, ...]]]:
     return [(n, tuple(p.shape)) for n, p in model.named_parameters()]
@@ -50,7 +42,7 @@ def table(model) -> list[tuple[str, tuple[int, ...]]]:
 def test_deepseek_v3_is_what_transformers_builds():
     """671B without the multi-token-prediction module; 37.6B active, 36.6B of them without the input table."""
     c = load_config("deepseek-v3")
-    model = hf(RAW)
+    model = hf_model(RAW)
     assert [(p.name, p.shape) for p in param_table(c)] == table(model)
     result = count_model(c)
     assert result.total == sum(p.numel() for p in model.parameters()) == 671_026_404_352
@@ -86,7 +78,7 @@ def test_variants_are_what_transformers_builds(change):
     """A plain q_proj (q_lora_rank: null), all sparse, all dense, biases and a tied head, no shared expert."""
     raw = {**RAW, **change}
     c = parse_config(raw)
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == table(model)
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
     if change == {"first_k_dense_replace": 61}:
@@ -97,7 +89,7 @@ def test_variants_are_what_transformers_builds(change):
 @settings(max_examples=40, deadline=None)
 def test_random_configs_are_what_transformers_builds(raw):
     c = parse_config(raw)
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == table(model)
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
 
@@ -105,7 +97,7 @@ def test_random_configs_are_what_transformers_builds(raw):
 def test_what_parameters_leave_out():
     """The router's ``e_score_correction_bias`` is a buffer (saved, not counted); the multi-token-prediction module
     (num_nextn_predict_layers) is not built; ``quantization_config`` (fp8 storage) changes no tensor of the model."""
-    model = hf(RAW)
+    model = hf_model(RAW)
     buffers = {n for n, _ in model.named_buffers() if n.endswith("e_score_correction_bias")}
     assert len(buffers) == 58 and not any(n.endswith("e_score_correction_bias") for n, _ in model.named_parameters())
     assert set(model.state_dict()) - {n for n, _ in model.named_parameters()} == buffers
@@ -114,7 +106,7 @@ def test_what_parameters_leave_out():
                    {"quantization_config": None}):
         raw = {k: v for k, v in {**RAW, **change}.items() if v is not None}
         assert count_model(parse_config(raw)).total == total
-        assert sum(p.numel() for p in hf(raw).parameters()) == total
+        assert sum(p.numel() for p in hf_model(raw).parameters()) == total
 
 
 def _expanded(model) -> list:
@@ -140,7 +132,7 @@ def test_cache_is_the_latent_transformers_returns(dtype, name, change):
     raw = {**TINY["deepseek_v3"], **change}
     c = parse_config(raw)
     torch.manual_seed(0)
-    model = hf(raw, "cpu").to(dtype).eval()
+    model = hf_model(raw, "cpu").to(dtype).eval()
     for S in (1, 4, 7):
         seen = _expanded(model)
         with torch.no_grad():
@@ -213,7 +205,7 @@ def test_refusals_are_what_transformers_cannot_run(change):
     raw = {**TINY["deepseek_v3"], **change}
     with pytest.raises(ConfigError):
         parse_config(raw)
-    model = hf(raw, "cpu")
+    model = hf_model(raw, "cpu")
     with pytest.raises(RuntimeError):
         model(torch.zeros(1, 1, dtype=torch.long))
 

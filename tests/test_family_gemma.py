@@ -17,7 +17,7 @@ from helpers.config import MODELS_DIR
 from helpers.flops import forward_flops, max_seq_len
 from helpers.memory import kv_cache_bytes
 
-from .conftest import assert_refused, run_cli
+from .conftest import assert_refused, hf_model, run_cli
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -27,16 +27,10 @@ transformers.logging.set_verbosity_error()
 RAW = json.loads((MODELS_DIR / "gemma-7b.json").read_text())
 
 
-def hf_gemma(raw: dict, device: str = "meta"):
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    with torch.device(device):
-        return transformers.GemmaForCausalLM(config)
-
 
 def test_gemma_7b_is_what_transformers_builds():
     c = load_config("gemma-7b")
-    model = hf_gemma(RAW)
+    model = hf_model(RAW)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == 8_537_680_896
     # 16 heads of 256: the query projection is 4096 wide for a hidden size of 3072
@@ -54,14 +48,14 @@ def test_gemma_heads_need_not_divide_the_hidden_size():
     """transformers builds Gemma with H = 12 and 5 heads of 6 (head_dim alone sizes them): so do we."""
     raw = {**TINY["gemma"], "hidden_size": 12, "num_attention_heads": 5, "num_key_value_heads": 1}
     c = parse_config(raw)
-    model = hf_gemma(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
 
 
 @pytest.mark.parametrize("S", [1, 5, 9])
 def test_gemma_cache_is_every_token_of_every_layer(S):
     c = parse_config(TINY["gemma"])
-    model = hf_gemma(TINY["gemma"], "cpu").eval()
+    model = hf_model(TINY["gemma"], "cpu").eval()
     with torch.no_grad():
         cache = model(input_ids=torch.randint(0, c["V"], (2, S)), use_cache=True).past_key_values
     assert {tuple(layer.keys.shape) for layer in cache.layers} == {(2, c["A_kv"], S, c["d_k"])}
@@ -95,7 +89,7 @@ def test_gemma_bad_configs_are_refused_in_one_line(write_config, change, field):
 def test_a_stray_sliding_window_really_changes_transformers_cache():
     """Why ``sliding_window`` is refused for Gemma: GemmaConfig keeps the stray key and DynamicCache obeys it."""
     raw = {**TINY["gemma"], "sliding_window": 3}
-    model = hf_gemma(raw, "cpu").eval()
+    model = hf_model(raw, "cpu").eval()
     with torch.no_grad():
         cache = model(input_ids=torch.zeros(1, 7, dtype=torch.long), use_cache=True).past_key_values
     assert {layer.keys.shape[-2] for layer in cache.layers} == {2}

@@ -17,7 +17,7 @@ from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes, kv_cache_formula
 from helpers.params import LAYER_NORM
 
-from .conftest import assert_refused, run_cli
+from .conftest import assert_refused, hf_model, run_cli
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -28,16 +28,10 @@ transformers.logging.set_verbosity_error()
 RAW = json.loads((MODELS_DIR / "gemma-2-9b.json").read_text())
 
 
-def hf_gemma2(raw: dict, device: str = "meta"):
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    with torch.device(device):
-        return transformers.Gemma2ForCausalLM(config)
-
 
 def test_gemma_2_9b_is_what_transformers_builds():
     c = load_config("gemma-2-9b")
-    model = hf_gemma2(RAW)
+    model = hf_model(RAW)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == 9_241_705_984
     assert count_model(c).components[LAYER_NORM] == (4 * 42 + 1) * 3584  # four norms per layer, one at the end
@@ -55,7 +49,7 @@ def test_gemma_2_9b_is_what_transformers_builds():
 def test_gemma2_cache_alternates_windowed_and_global_layers(L, window):
     raw = {**TINY["gemma2"], "num_hidden_layers": L, "sliding_window": window}
     c = parse_config(raw)
-    model = hf_gemma2(raw, "cpu").eval()
+    model = hf_model(raw, "cpu").eval()
     for S in (1, 3, window, 9):
         with torch.no_grad():
             cache = model(input_ids=torch.randint(0, c["V"], (2, S)), use_cache=True).past_key_values
@@ -99,4 +93,4 @@ def test_gemma2_refusals_are_transformers_own():
         transformers.Gemma2Config(hidden_size=18, num_attention_heads=4, head_dim=6)
     raw = {**TINY["gemma2"], "sliding_window": None}
     with pytest.raises(TypeError):
-        hf_gemma2(raw, "cpu")(input_ids=torch.zeros(1, 3, dtype=torch.long), use_cache=True)
+        hf_model(raw, "cpu")(input_ids=torch.zeros(1, 3, dtype=torch.long), use_cache=True)

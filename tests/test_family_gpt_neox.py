@@ -16,7 +16,7 @@ from helpers.config import MODELS_DIR
 from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes
 
-from .conftest import assert_refused, run_cli
+from .conftest import assert_refused, hf_model, run_cli
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -29,18 +29,12 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from helpers import torch_ref  # noqa: E402
 
 
-def hf_neox(raw: dict, device: str = "meta"):
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    with torch.device(device):
-        return transformers.GPTNeoXForCausalLM(config)
-
 
 @pytest.mark.parametrize(("name", "figure"), [("pythia-160m", 162_322_944), ("pythia-1.4b", 1_414_647_808)])
 def test_pythia_is_what_transformers_builds(name, figure):
     raw = json.loads((MODELS_DIR / f"{name}.json").read_text())
     c = load_config(name)
-    model = hf_neox(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == figure
     # the paper's non-embedding count: the input table and the untied output head left out
@@ -56,7 +50,7 @@ def test_switches_that_change_no_tensor_and_no_matmul(change):
     """Parallel residual, the rotary fraction and base, the activation, a stray head_dim: the same count and FLOPs."""
     raw = {**json.loads((MODELS_DIR / "pythia-160m.json").read_text()), **change}
     c = parse_config(raw)
-    model = hf_neox(raw)
+    model = hf_model(raw)
     assert count_model(c).total == sum(p.numel() for p in model.parameters()) == 162_322_944
     with FlopCounterMode(display=False) as counter:
         model(torch.zeros(1, 16, dtype=torch.long, device="meta"), use_cache=True)
@@ -68,7 +62,7 @@ def test_switches_that_change_no_tensor_and_no_matmul(change):
 def test_neox_cache_holds_whole_heads(rotary_pct, S):
     raw = {**TINY["gpt_neox"], "rotary_pct": rotary_pct}
     c = parse_config(raw)
-    model = hf_neox(raw, "cpu").eval()
+    model = hf_model(raw, "cpu").eval()
     with torch.no_grad():
         cache = model(input_ids=torch.randint(0, c["V"], (2, S)), use_cache=True).past_key_values
     assert {tuple(layer.keys.shape) for layer in cache.layers} == {(2, c["A"], S, c["d_k"])}
@@ -107,7 +101,7 @@ def test_neox_bad_configs_are_refused_in_one_line(write_config, change, field):
 
 def test_a_stray_sliding_window_really_changes_transformers_cache():
     """Why ``sliding_window`` is refused: GPTNeoXConfig keeps the stray key and DynamicCache obeys it."""
-    model = hf_neox({**TINY["gpt_neox"], "sliding_window": 3}, "cpu").eval()
+    model = hf_model({**TINY["gpt_neox"], "sliding_window": 3}, "cpu").eval()
     with torch.no_grad():
         cache = model(input_ids=torch.zeros(1, 7, dtype=torch.long), use_cache=True).past_key_values
     assert {layer.keys.shape[-2] for layer in cache.layers} == {2}

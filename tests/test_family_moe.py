@@ -19,7 +19,7 @@ from helpers.count import breakdown
 from helpers.flops import forward_flops, six_n_d, six_n_d_gap
 from helpers.params import param_layout
 
-from .conftest import assert_refused, run_cli
+from .conftest import assert_refused, hf_model, run_cli
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -31,13 +31,6 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from helpers import torch_ref  # noqa: E402
 
 
-def hf(raw: dict, device: str = "meta"):
-    config = transformers.AutoConfig.for_model(**raw)
-    config._attn_implementation = "eager"
-    config._experts_implementation = "eager"
-    with torch.device(device):
-        return getattr(transformers, parse_config(raw).architecture)(config)
-
 
 # (name, transformers' total on meta, active parameters: the total less the E − k experts a token skips)
 SHIPPED = [("mixtral-8x7b-v0.1", 46_702_792_704, 12_879_925_248), ("qwen3-30b-a3b", 30_532_122_624, 3_353_032_704)]
@@ -47,7 +40,7 @@ SHIPPED = [("mixtral-8x7b-v0.1", 46_702_792_704, 12_879_925_248), ("qwen3-30b-a3
 def test_shipped_moe_is_what_transformers_builds(name, figure, active):
     raw = json.loads((MODELS_DIR / f"{name}.json").read_text())
     c = load_config(name)
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     result = count_model(c)
     assert result.total == sum(p.numel() for p in model.parameters()) == figure
@@ -88,7 +81,7 @@ def test_tiny_real_moe_flops_and_reference(model_type, change, B, S):
     raw = {**TINY[model_type], **change}
     c = parse_config(raw)
     torch.manual_seed(0)
-    model = hf(raw, "cpu")
+    model = hf_model(raw, "cpu")
     flops = forward_flops(c, B, S)
     with FlopCounterMode(display=False) as counter:
         model(torch.randint(0, c["V"], (B, S)), use_cache=True)
@@ -141,7 +134,7 @@ def test_qwen3_moe_dense_and_sparse_layers(change, sparse):
     """Layer i is sparse unless listed in mlp_only_layers, E = 0, or (i + 1) is no multiple of the step."""
     raw = {**TINY["qwen3_moe"], "num_hidden_layers": 6, **change}
     c = parse_config(raw)
-    model = hf(raw)
+    model = hf_model(raw)
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
     assert [i for i in range(6) if f"model.layers.{i}.mlp.gate.weight" in dict(model.named_parameters())] == sparse
