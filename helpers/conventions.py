@@ -13,7 +13,8 @@ from fractions import Fraction
 
 from .config import ModelConfig
 from .count import count_model
-from .params import EMBEDDINGS, LM_HEAD, TABLE, param_layout
+from .flops import non_embedding_parameters
+from .params import EMBEDDINGS, TABLE, param_layout
 
 _STATED = re.compile(r"^(\d+)(?:\.(\d+))?(\s*)(B|M|billion|million)$")
 _UNITS = {"B": 10**9, "billion": 10**9, "M": 10**6, "million": 10**6}
@@ -42,29 +43,26 @@ def round_as(n: int, stated: str, cut: bool = False) -> str:
     return f"{float(value):.{decimals}f}{match.group(3)}{match.group(4)}"
 
 
-def _tables(config: ModelConfig) -> tuple[int, int]:
-    """(the input token tables, the untied output head): the vocabulary tensors of the model."""
-    rows = list(param_layout(config).rows())
-    inputs = sum((n * p.count for p, n in rows if p.component == EMBEDDINGS and p.kind == TABLE), 0)
-    head = sum((n * p.count for p, n in rows if p.component == LM_HEAD), 0)
-    return inputs, head
+def _input_tables(config: ModelConfig) -> int:
+    """The input token tables (and position tables): the vocabulary tensors a token only looks up."""
+    return sum((n * p.count for p, n in param_layout(config).rows() if p.component == EMBEDDINGS and p.kind == TABLE), 0)
 
 
 def active_conventions(config: ModelConfig) -> dict[str, int]:
     """Each convention of :data:`CONVENTIONS`, counted exactly from the engine's table.
 
     Introduced in ``09_modern_architectures``. "Active" is :attr:`helpers.count.Count.active` (the total less the
-    routed experts a token skips; the total for a dense model); "non-embedding" leaves out the input token tables
-    and an untied output head, as Kaplan et al. 2020 (§1.3) define N.
+    routed experts a token skips; the total for a dense model); "non-embedding" is Kaplan et al. 2020's N
+    (:func:`helpers.flops.non_embedding_parameters`: no vocabulary or position tables, no untied output head).
     """
     result = count_model(config)
-    inputs, head = _tables(config)
+    non_embedding = non_embedding_parameters(config)
     return {
         TOTAL: result.total,
         ACTIVE: result.active,
-        ACTIVE_NO_INPUT: result.active - inputs,
-        NON_EMBEDDING: result.total - inputs - head,
-        NON_EMBEDDING_ACTIVE: result.active - inputs - head,
+        ACTIVE_NO_INPUT: result.active - _input_tables(config),
+        NON_EMBEDDING: non_embedding,
+        NON_EMBEDDING_ACTIVE: result.active - (result.total - non_embedding),
     }
 
 
