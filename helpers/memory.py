@@ -28,6 +28,8 @@ layer shapes (SwiGLU, GQA, no dropout) and framework temporaries change the cons
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -276,13 +278,10 @@ def fmt_bytes(n: int) -> str:
 
 
 def _sum_at_top(formula: str) -> bool:
-    """Whether ``formula`` is a sum outside any bracket (``a + b``, not ``L*(a + b)``): it needs one before ``·b``."""
-    depth = 0
-    for i, ch in enumerate(formula):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0 and formula[i:i + 3] == " + ":
-            return True
-    return False
+    """Whether ``formula`` is a sum or difference outside any bracket (``a + b``, not ``L*(a + b)``): it needs one
+    before ``·b``."""
+    top = ast.parse(formula, mode="eval").body
+    return isinstance(top, ast.BinOp) and isinstance(top.op, (ast.Add, ast.Sub))
 
 
 def _layers_label(c: ModelConfig) -> str:
