@@ -58,6 +58,8 @@ def test_head_split_bars_stack_to_the_layer_count():
             assert len(patches) == a + 1  # A heads and the output bias
             assert sum(p.get_height() for p in patches) == pytest.approx(layer, abs=1e-6)
             assert f"{one:,}" in texts(ax)
+        a, _, one, layer = splits[-1]
+        assert f"b_O: {layer - a * one:,}" in texts(ax) and layer - a * one == c["H"]  # the sliver, labelled
     finally:
         plt.close(fig)
 

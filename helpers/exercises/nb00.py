@@ -24,7 +24,9 @@ def _writeup_gap() -> str:
 
 
 def _roberta_total() -> int:
-    """00.2: the exact count of roberta-base (a model the deck does not count)."""
+    """00.2: what transformers' RobertaModel builds for roberta-base, pooler included (the published checkpoint
+    has no pooler: 124,055,040 of these are in it, the solution says).
+    """
     return count_model(load_config("roberta-base")).total
 
 

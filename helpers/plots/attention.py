@@ -114,7 +114,8 @@ def attention_flow(params: Sequence[Param], d_k: int, ax: plt.Axes | None = None
 def head_split_bars(splits: Sequence[tuple[int, int, int, int]], ax: plt.Axes | None = None,
                     title: str | None = None) -> plt.Axes:
     """One bar per head count: the layer's attention parameters cut into its A heads' slices (head 0 dark),
-    the output bias, which belongs to no head, on top. Every bar has the same height.
+    the output bias, which belongs to no head, on top, labelled with its count on the last bar (it is too thin
+    to see). Every bar has the same height.
 
     ``splits`` holds ``(A, d_k, one head, per layer)`` per head count, as the engine counts them
     (``total(head_slices(with_heads(c, A), 0))`` and the layer's attention rows).
@@ -131,14 +132,20 @@ def head_split_bars(splits: Sequence[tuple[int, int, int, int]], ax: plt.Axes | 
     layers = {layer for *_, layer in splits}
     for layer in layers:
         ax.axhline(layer, color="#555555", linestyle="--", linewidth=0.8)
+    # b_O is H parameters on top of millions: too thin to see, so it is labelled, with its count
+    A, _d_k, one, layer = splits[-1]
+    x = len(splits) - 1
+    ax.annotate(f"b_O: {layer - A * one:,}\n(in no head)", xy=(x + 0.35, layer - (layer - A * one) / 2),
+                xytext=(x + 0.75, layer * 0.8), ha="left", va="center", fontsize=8.5,
+                arrowprops={"arrowstyle": "->", "color": "#555555", "linewidth": 0.8})
     ax.set_xticks(range(len(splits)), [f"{A}\n{d_k}" for A, d_k, *_ in splits])
-    ax.set_xlim(-0.7, len(splits) - 0.3)
+    ax.set_xlim(-0.7, len(splits) + 1.1)
     ax.set_ylim(0, max(layers) * 1.32)
     ax.set_xlabel("heads A   /   head width d_k")
     ax.set_ylabel("parameters per layer")
     ax.yaxis.set_major_formatter(lambda v, _: f"{v / 1e6:,.1f}M")
     ax.grid(False, axis="x")
-    ax.text(len(splits) - 0.3, max(layers) * 1.3, "above each bar: one head's parameters\n"
+    ax.text(len(splits) + 1.1, max(layers) * 1.3, "above each bar: one head's parameters\n"
             f"dashed: the layer's {', '.join(f'{n:,}' for n in sorted(layers))}; b_O (dark grey) on top",
             ha="right", va="top", fontsize=8, color="#555555")
     if title:
