@@ -25,18 +25,18 @@ QWEN3_4B_SHAPES: dict[str, Any] = {  # Qwen3-4B's sizes: head_dim 128 while H / 
     "tie_word_embeddings": True,
 }
 
-# the lettered choices of 07.2, each a part of N - 12·L·H² as helpers.estimates names it
+# the lettered choices of 07.3, each a part of N - 12·L·H² as helpers.estimates names it
 _PART_LETTERS = {"biases + norms": "a", "V·H": "b", "feed-forward": "c", "attention": "d"}
 
 
 def _head_share(config: ModelConfig) -> float:
-    """The untied LM head's share of all parameters, in percent."""
+    """07.2: the untied LM head's share of all parameters, in percent."""
     params = param_table(config)
     return 100 * total(select(params, component=LM_HEAD)) / total(params)
 
 
 def _largest_error_part() -> str:
-    """07.2: the letter of the largest part of Llama 3.2 1B's exact count minus 12·L·H²."""
+    """07.3: the letter of the largest part of Llama 3.2 1B's exact count minus 12·L·H²."""
     parts = error_parts(parse_config(LLAMA_32_1B, name="Llama 3.2 1B"))
     return _PART_LETTERS[max(_PART_LETTERS, key=parts.__getitem__)]
 
@@ -62,11 +62,11 @@ def _llama_cases() -> list[Case]:
 
 
 register(
-    Exercise("07.1", "predict", answer=lambda: _head_share(parse_config(TINYLLAMA, name="TinyLlama 1.1B")),
-             tolerance=0.2, unit="%"),
-    Exercise("07.2", "explain", answer=_largest_error_part, choices=("a", "b", "c", "d"),
-             hint="compute each part for Llama 3.2 1B: its I is 4H, not ⅔·4H, and it has 8 key/value heads"),
-    Exercise("07.3", "explain", answer=lambda: "c", choices=("a", "b", "c", "d"),
+    Exercise("07.1", "explain", answer=lambda: "c", choices=("a", "b", "c", "d"),
              hint="what does a model read again for every token it generates?"),
+    Exercise("07.2", "predict", answer=lambda: _head_share(parse_config(TINYLLAMA, name="TinyLlama 1.1B")),
+             tolerance=0.2, unit="%"),
+    Exercise("07.3", "explain", answer=_largest_error_part, choices=("a", "b", "c", "d"),
+             hint="compute each part for Llama 3.2 1B: its I is 4H, not ⅔·4H, and it has 8 key/value heads"),
     Exercise("07.4", "code", cases=_llama_cases, solution=_llama_params),
 )
