@@ -14,9 +14,10 @@ import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from .params import Param, numel
+from .config import ModelConfig
+from .params import LM_HEAD, TABLE, Param, numel, param_table
 from .report import fmt_int, table
 
 METADATA = "__metadata__"
@@ -200,3 +201,30 @@ def checkpoint_table(tensors: Sequence[StoredTensor]) -> str:
     """
     rows = [(t.name, "[" + ", ".join(map(str, t.shape)) + "]", t.dtype, fmt_int(t.count)) for t in tensors]
     return table(("name", "shape", "dtype", "elements"), rows, right=(3,))
+
+
+def loaded_head(config: ModelConfig, raw: Mapping[str, Any]) -> list[Param]:
+    """The output head ``from_pretrained`` keeps although the model built from the config is tied.
+
+    Introduced in ``09_modern_architectures``. T5's config class forces ``tie_word_embeddings = True`` (a meta
+    build has no ``lm_head`` of its own), but a checkpoint whose file says ``false`` (T5 v1.1, FLAN-T5) stores a
+    trained ``lm_head.weight`` beside ``shared.weight``; transformers 5.23's ``PreTrainedModel.tie_weights`` finds
+    both in the checkpoint with different values and does NOT tie them. Returns that head's row (V × H) when
+    ``raw`` (the ``config.json``) sets ``tie_word_embeddings: false`` and the engine's table still ties the head to
+    the token table; otherwise ``[]`` (the built and the loaded model are the same). It assumes what such files
+    hold: a trained head whose values differ from the table's.
+    """
+    tied = [p for p in param_table(config) if p.kind == TABLE and p.tokens]  # a table that is also the head
+    if raw.get("tie_word_embeddings", True) is not False or not tied:
+        return []
+    return [Param.matrix("lm_head.weight", tied[0].shape, LM_HEAD, "V*H")]
+
+
+def loaded_total(config: ModelConfig, raw: Mapping[str, Any]) -> int:
+    """The parameters of the model ``from_pretrained`` returns: the built (tied) count plus :func:`loaded_head`.
+
+    Introduced in ``09_modern_architectures``.
+    """
+    from .count import count_model
+
+    return count_model(config).total + sum(p.count for p in loaded_head(config, raw))

@@ -1,7 +1,8 @@
 """What changes the count and what does not: the design choices of the series' families, and their exact effects.
 
 Introduced in ``09_modern_architectures``. :func:`design_features` reads, from a model's parameter table and sizes,
-which of :data:`FEATURES` it has (biases in attention and in the feed-forward, LayerNorm's β, a gated feed-forward,
+which of :data:`FEATURES` it has (biases on the query, key and value projections, on attention's output projection,
+in the feed-forward, LayerNorm's β, a gated feed-forward,
 a tied head, grouped-query attention, a sliding window, routed experts). :data:`CHANGES` are the choices made one
 at a time on a 7B-class model: each changes ONE config key of a shipped config (LLaMA 7B, Mistral 7B, Mixtral
 8x7B) and :func:`design_effects` counts the model before and after with the engine. Two choices have no config
@@ -18,7 +19,8 @@ from .config import ModelConfig, parse_config, raw_config
 from .count import count_model
 from .params import ATTENTION, BIAS, EXPERT, FEED_FORWARD, LM_HEAD, MATRIX, NORM, Param, param_table
 
-ATTENTION_BIASES = "biases in attention"
+QKV_BIASES = "biases on q, k and v"
+O_BIAS = "a bias on o (attention's output)"
 FFN_BIASES = "biases in the feed-forward"
 LAYER_NORM_BETA = "LayerNorm β (not RMSNorm)"
 GATED = "gated feed-forward"
@@ -26,7 +28,7 @@ TIED = "head tied to the token table"
 GQA = "grouped-query attention"
 WINDOW = "sliding window"
 EXPERTS = "routed experts"
-FEATURES = (ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA, GATED, TIED, GQA, WINDOW, EXPERTS)
+FEATURES = (QKV_BIASES, O_BIAS, FFN_BIASES, LAYER_NORM_BETA, GATED, TIED, GQA, WINDOW, EXPERTS)
 
 
 def _first_layer(params: Sequence[Param]) -> list[Param]:
@@ -34,6 +36,24 @@ def _first_layer(params: Sequence[Param]) -> list[Param]:
     first = next(p for p in params if p.layer is not None)
     prefix = first.name[:first.name.index(f".{first.layer}.") + len(f".{first.layer}.")]
     return [p for p in params if p.name.startswith(prefix)]
+
+
+def _attention_bias_rows(params: Sequence[Param]) -> dict[str, list[Param]]:
+    """The attention biases of a table, split into those of the input projections (q, k, v, fused or not) and
+    those of the output projection: in each layer, the bias of the last attention matrix (``o_proj``,
+    ``attention.output.dense``, GPT-2's ``c_proj``, GPT-NeoX's ``dense``) is the output's."""
+    layers: dict[int, list[Param]] = {}
+    for p in params:
+        if p.component == ATTENTION and p.layer is not None:
+            layers.setdefault(p.layer, []).append(p)
+    split: dict[str, list[Param]] = {QKV_BIASES: [], O_BIAS: []}
+    for rows in layers.values():
+        matrices = [p for p in rows if p.kind == MATRIX]
+        output = matrices[-1].name.removesuffix("weight") + "bias" if matrices else None
+        for p in rows:
+            if p.kind == BIAS:
+                split[O_BIAS if p.name == output else QKV_BIASES].append(p)
+    return split
 
 
 def _feed_forward_matrices(config: ModelConfig) -> int:
@@ -53,15 +73,18 @@ def _feed_forward_matrices(config: ModelConfig) -> int:
 def design_features(config: ModelConfig) -> dict[str, bool | None]:
     """Which of :data:`FEATURES` the model has, read from its table and sizes (None: does not apply).
 
-    Introduced in ``09_modern_architectures``. Biases: tensors of kind bias in attention, in the feed-forward;
+    Introduced in ``09_modern_architectures``. Biases: tensors of kind bias on the input projections of attention
+    (q, k, v), on its output projection (o: the bias of each layer's last attention matrix), in the feed-forward;
     LayerNorm's β: norm vectors named ``.bias``; gated: three H × I matrices per feed-forward (per expert in a
     mixture, from the table); tied: a decoder with no ``lm head`` rows (an encoder has no head: None); grouped-query
     attention: A_kv < A; a window: a window W that some layer uses; experts: tensors of kind expert.
     """
     params = param_table(config)
     sizes = config.sizes
+    attention_biases = _attention_bias_rows(params)
     return {
-        ATTENTION_BIASES: any(p.kind == BIAS and p.component == ATTENTION for p in params),
+        QKV_BIASES: bool(attention_biases[QKV_BIASES]),
+        O_BIAS: bool(attention_biases[O_BIAS]),
         FFN_BIASES: any(p.kind == BIAS and p.component == FEED_FORWARD for p in params),
         LAYER_NORM_BETA: any(p.kind == NORM and p.name.endswith(".bias") for p in params),
         GATED: _feed_forward_matrices(config) == 3,
@@ -78,6 +101,8 @@ class Change:
 
     ``model`` names the ``data/models/`` config; ``base`` holds keys set before the change (to start from a
     variant of it, e.g. Mixtral with one expert per token); ``feature`` is the entry of :data:`FEATURES` it is.
+    ``part``: where one key makes two choices at once (LLaMA's ``attention_bias`` adds biases to q, k, v AND o),
+    the effect counts only the rows the key adds that belong to ``part`` (:data:`QKV_BIASES` or :data:`O_BIAS`).
     """
 
     label: str
@@ -86,6 +111,7 @@ class Change:
     key: str
     value: Any
     base: Mapping[str, Any] = field(default_factory=dict)
+    part: str = ""
 
     def configs(self) -> tuple[ModelConfig, ModelConfig]:
         """The model before and after the change."""
@@ -109,7 +135,8 @@ def _config_value(config: ModelConfig, key: str) -> Any:
 
 
 CHANGES = (
-    Change("biases on q, k, v and o", ATTENTION_BIASES, "llama-7b", "attention_bias", True),
+    Change("biases on q, k and v", QKV_BIASES, "llama-7b", "attention_bias", True, part=QKV_BIASES),
+    Change("a bias on o", O_BIAS, "llama-7b", "attention_bias", True, part=O_BIAS),
     Change("biases on the feed-forward", FFN_BIASES, "llama-7b", "mlp_bias", True),
     Change("head tied to the token table", TIED, "llama-7b", "tie_word_embeddings", True),
     Change("8 key/value heads for 32 query heads", GQA, "llama-7b", "num_key_value_heads", 8),
@@ -171,11 +198,18 @@ def _value(value: Any) -> str:
 
 
 def _change_effect(change: Change) -> Effect:
-    """The counts before and after one :class:`Change`, by the engine."""
-    before, after = (count_model(c) for c in change.configs())
+    """The counts before and after one :class:`Change`, by the engine (only the rows of its ``part``, if any)."""
+    configs = change.configs()
+    before, after = (count_model(c) for c in configs)
     how = f"{change.key}: {_value(change.before)} → {_value(change.value)}"
-    return Effect(change.label, change.feature, change.model, how, before.total, after.total, before.active,
-                  after.active)
+    if not change.part:
+        return Effect(change.label, change.feature, change.model, how, before.total, after.total, before.active,
+                      after.active)
+    old = {p.name for p in param_table(configs[0])}
+    rows = sum(p.count for p in _attention_bias_rows(param_table(configs[1]))[change.part] if p.name not in old)
+    what = "q, k, v" if change.part == QKV_BIASES else "o"
+    return Effect(change.label, change.feature, change.model, f"{how} (its {what} rows)", before.total,
+                  before.total + rows, before.active, before.active + rows)
 
 
 def _row_effect(change: RowChange) -> Effect:

@@ -16,7 +16,8 @@ import pytest  # noqa: E402
 from helpers import ATTENTION, load_config, param_table, parse_config, select, total  # noqa: E402
 from helpers.budget import kv_values_per_token  # noqa: E402
 from helpers.config import MODELS_DIR, published, raw_config  # noqa: E402
-from helpers.conventions import ACTIVE, ACTIVE_NO_INPUT, TOTAL, matching_conventions, round_as  # noqa: E402
+from helpers.conventions import (ACTIVE, ACTIVE_NO_INPUT, TOTAL, active_conventions,  # noqa: E402
+                                 matching_conventions, round_as)
 from helpers.memory import Memory  # noqa: E402
 from helpers.moe import (checkpoint_parts, fp8_scales, moe_layer, mtp_module, plain_attention,  # noqa: E402
                          plain_cache_per_token)
@@ -28,17 +29,42 @@ FIGURES = [f for f in published()["figures"] if f["config"] == "deepseek-v3"]
 
 
 def test_published_figures_and_their_conventions():
-    """671B is the total; 37B the active count without the input table, rounded (or with it, cut off); 36.6B the
-    same without the table, to its decimal; 36.7B (other versions of the documentation) matches nothing."""
+    """671B is the total; 37B the active count without the input table, rounded (or with it, cut off). The weight
+    documentation exists in two versions: 36.6B "including 0.9B for the output Head" is the active count without the
+    input table, to its decimal; 36.7B "including 0.9B for Embedding and 0.9B for the output Head" matches no
+    convention (with both tables the count is 37.55B)."""
     c = load_config("deepseek-v3")
     assert [(f["stated"], f["part"]) for f in FIGURES] == [
-        ("671B", "model"), ("37B", "model"), ("36.6B", "model"), ("685B", "checkpoint"), ("14B", "MTP module"),
-        ("11.5B", "MTP module"), ("1.5B", "MTP module")]
+        ("671B", "model"), ("37B", "model"), ("36.7B", "model"), ("36.6B", "model"), ("685B", "checkpoint"),
+        ("14B", "MTP module"), ("11.5B", "MTP module"), ("2.4B", "MTP module"), ("1.5B", "MTP module")]
     assert all(f["value"] == round(float(f["stated"][:-1]) * 10**9) for f in FIGURES)
     expected = {"671B": ([TOTAL], [TOTAL]), "37B": ([ACTIVE_NO_INPUT], [ACTIVE]),
                 "36.6B": ([ACTIVE_NO_INPUT], [ACTIVE_NO_INPUT]), "36.7B": ([], [])}
     for stated, (rounded, cut) in expected.items():
         assert (matching_conventions(c, stated), matching_conventions(c, stated, cut=True)) == (rounded, cut), stated
+    assert round_as(active_conventions(c)[ACTIVE], "36.7B") == "37.6B"  # what the 36.7B text describes
+
+
+def test_documentation_quotes_have_their_revision():
+    """Each quoted sentence of the weight documentation is stored with where it was read, and says the figure."""
+    for f in FIGURES:
+        if "weight file documentation" in f["source"]:
+            assert f["revision"] and f"**{f['stated']}" in f["quote"], f["stated"]
+    versions = {f["stated"]: f["revision"] for f in FIGURES if "quote" in f}
+    assert versions["36.7B"].startswith("github.com/deepseek-ai/DeepSeek-V3") and versions["2.4B"] == versions["36.7B"]
+    assert versions["36.6B"] == versions["1.5B"] != versions["36.7B"]
+
+
+def test_module_figures_leave_eh_proj_out():
+    """11.5B, 1.5B (head) and 2.4B (head and table) come out of the module's exact count only without eh_proj (2H²)."""
+    c = load_config("deepseek-v3")
+    mtp = mtp_module(c)
+    eh_proj, VH = 2 * c["H"] ** 2, c["V"] * c["H"]
+    mixture = moe_layer(mtp)
+    active = total(mtp) - (mixture.total - mixture.active(c["k"])) + VH  # k routed experts and the head
+    exact = {"11.5B": total(mtp), "1.5B": active, "2.4B": active + VH}
+    assert {s: round_as(n, s) for s, n in exact.items()} == {"11.5B": "11.6B", "1.5B": "1.6B", "2.4B": "2.5B"}
+    assert {s: round_as(n - eh_proj, s) for s, n in exact.items()} == {"11.5B": "11.5B", "1.5B": "1.5B", "2.4B": "2.4B"}
 
 
 transformers = pytest.importorskip("transformers")

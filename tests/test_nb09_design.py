@@ -5,24 +5,27 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import count_model, evaluate, load_config
+from helpers import count_model, evaluate, load_config, param_table, parse_config
 from helpers.config import raw_config
-from helpers.design import (ATTENTION_BIASES, CHANGES, EXPERTS, FEATURES, FFN_BIASES, GATED, GQA, LAYER_NORM_BETA,
+from helpers.design import (CHANGES, EXPERTS, FEATURES, FFN_BIASES, GATED, GQA, LAYER_NORM_BETA, O_BIAS, QKV_BIASES,
                             ROW_CHANGES, TIED, WINDOW, design_effects, design_features, walk)
+from helpers.params import BIAS
 
-# family config -> the features it has (None: does not apply), as the papers and configs describe them
+# family config -> the features it has (None: does not apply), as the papers and configs describe them; "tied" is the
+# model built from the config (FLAN-T5's T5Config forces the tie; from_pretrained keeps its file's separate head)
+ATTENTION_BIASES = {QKV_BIASES, O_BIAS}
 EXPECTED = {
-    "bert-base-uncased": {ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA},
-    "gpt2": {ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA, TIED},
+    "bert-base-uncased": {*ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA},
+    "gpt2": {*ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA, TIED},
     "llama-7b": {GATED},
     "llama-2-70b": {GATED, GQA},
     "mistral-7b-v0.1": {GATED, GQA, WINDOW},
-    "qwen2-7b": {ATTENTION_BIASES, GATED, GQA},
+    "qwen2-7b": {QKV_BIASES, GATED, GQA},  # biases on q, k and v only: Qwen2Attention's o_proj has bias=False
     "gemma-7b": {GATED, TIED},
     "gemma-2-9b": {GATED, TIED, GQA, WINDOW},
     "t5-base": {TIED},
     "flan-t5-base": {GATED, TIED},
-    "pythia-1.4b": {ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA},
+    "pythia-1.4b": {*ATTENTION_BIASES, FFN_BIASES, LAYER_NORM_BETA},
     "mixtral-8x7b-v0.1": {GATED, GQA, EXPERTS},
     "qwen3-30b-a3b": {GATED, GQA, EXPERTS},
 }
@@ -49,7 +52,7 @@ def test_effects_are_the_formulas():
     llama, mixtral = load_config("llama-7b"), load_config("mixtral-8x7b-v0.1")
     effects = {e.label: e for e in design_effects()}
     assert len(effects) == len(CHANGES) + len(ROW_CHANGES)
-    expected = {"biases on q, k, v and o": evaluate("L*(A*d_k + 2*A_kv*d_k + H)", llama),
+    expected = {"biases on q, k and v": evaluate("L*(A*d_k + 2*A_kv*d_k)", llama), "a bias on o": evaluate("L*H", llama),
                 "biases on the feed-forward": evaluate("L*(2*I + H)", llama),
                 "LayerNorm's β beside each γ": evaluate("(2*L + 1)*H", llama),
                 "a gate beside the up matrix (SwiGLU)": evaluate("L*H*I", llama),
@@ -67,7 +70,6 @@ def test_effects_are_the_formulas():
 def test_effects_add_up():
     """Independent LLaMA-7B choices made together change the count by the sum of their single effects; the attention
     biases and grouped-query attention interact (k_proj's and v_proj's biases shrink with A_kv), by exactly that."""
-    from helpers import parse_config
 
     llama = load_config("llama-7b")
     effects = {e.label: e.delta for e in design_effects()}
@@ -77,7 +79,9 @@ def test_effects_add_up():
     assert together == base + sum(effects[label] for label in (
         "biases on the feed-forward", "head tied to the token table", "8 key/value heads for 32 query heads"))
     both = count_model(parse_config({**raw_config("llama-7b"), "attention_bias": True, "num_key_value_heads": 8})).total
-    interaction = both - base - effects["biases on q, k, v and o"] - effects["8 key/value heads for 32 query heads"]
+    attention_bias = effects["biases on q, k and v"] + effects["a bias on o"]  # one key, two rows of the chart
+    assert attention_bias == count_model(parse_config({**raw_config("llama-7b"), "attention_bias": True})).total - base
+    interaction = both - base - attention_bias - effects["8 key/value heads for 32 query heads"]
     assert interaction == -evaluate("2*L*(A - 8)*d_k", llama) != 0
 
 
@@ -90,3 +94,29 @@ def test_walks_land_on_the_next_model():
     assert from_mixtral[0][1:] == (46_702_792_704, 12_879_925_248)
     assert from_mixtral[1][1] == from_mixtral[0][1]  # k changes the active count only
     assert from_mixtral[-1][1] == mistral.total + evaluate("L*H", load_config("mistral-7b-v0.1"))  # + a 1-expert router
+
+
+def test_qwen2_has_no_output_bias():
+    """The chart's Qwen2 cell: q_proj, k_proj and v_proj carry biases, o_proj none (transformers' Qwen2Attention:
+    ``o_proj = nn.Linear(..., bias=False)``); the split is read from the table, so a model with an o bias shows it."""
+    qwen2 = load_config("qwen2-7b")
+    biases = sorted({p.name.rsplit(".", 2)[-2] for p in param_table(qwen2) if p.kind == BIAS})
+    assert biases == ["k_proj", "q_proj", "v_proj"]
+    features = design_features(qwen2)
+    assert features[QKV_BIASES] and not features[O_BIAS]
+    both = design_features(parse_config({**raw_config("llama-7b"), "attention_bias": True}))
+    assert both[QKV_BIASES] and both[O_BIAS]  # LLaMA's attention_bias puts a bias on all four
+
+
+def test_qwen2_output_bias_matches_transformers():
+    """transformers' own Qwen2 on the meta device: bias tensors on q, k, v, none on o, as the features say."""
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    raw = {**raw_config("qwen2-7b"), "num_hidden_layers": 1, "vocab_size": 64, "hidden_size": 64,
+           "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2}
+    with torch.device("meta"):
+        model = transformers.Qwen2ForCausalLM(transformers.AutoConfig.for_model(**raw))
+    names = {n.rsplit(".", 2)[-2] for n, _ in model.named_parameters() if n.endswith(".bias")}
+    assert names == {"q_proj", "k_proj", "v_proj"}
+    features = design_features(parse_config(raw))
+    assert features[QKV_BIASES] and not features[O_BIAS]

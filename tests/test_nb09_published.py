@@ -36,7 +36,8 @@ def test_pythia_check_can_fail():
     assert non_embedding_parameters(c) == row["non_embedding"]
 
 
-# transformers' T5ForConditionalGeneration on the meta device (always tied): what the engine must give
+# transformers' T5ForConditionalGeneration built from the config on the meta device (T5Config forces the tie): what
+# the engine must give. flan-t5-base as from_pretrained loads it keeps its file's separate head: test_flan_t5_loaded
 T5 = {"t5-small": 60_506_624, "t5-base": 222_903_552, "t5-large": 737_668_096, "t5-3b": 2_851_598_336,
       "t5-11b": 11_307_321_344, "flan-t5-base": 222_903_552}
 
@@ -79,3 +80,45 @@ def test_a_dense_model_has_one_convention_for_total_and_active():
     counts = active_conventions(c)
     assert counts[TOTAL] == counts[ACTIVE] == 6_738_415_616
     assert counts[NON_EMBEDDING] == non_embedding_parameters(c)
+
+
+def test_flan_t5_built_and_loaded():
+    """FLAN-T5 base: tied when built from its config (222,903,552), its own head when loaded (247,577,856); the
+    original T5 sizes leave tie_word_embeddings at its default, so built and loaded are the same."""
+    from helpers.checkpoint import loaded_head, loaded_total
+
+    flan = load_config("flan-t5-base")
+    assert raw_config("flan-t5-base")["tie_word_embeddings"] is False
+    assert loaded_total(flan, raw_config("flan-t5-base")) == 247_577_856 == T5["flan-t5-base"] + 32128 * 768
+    assert [(p.name, p.shape) for p in loaded_head(flan, raw_config("flan-t5-base"))] == [("lm_head.weight", (32128, 768))]
+    for name in ("t5-small", "t5-base", "llama-7b", "gpt2", "bert-base-uncased"):
+        assert loaded_head(load_config(name), raw_config(name)) == [], name
+
+
+@pytest.mark.parametrize("separate", [True, False])
+def test_flan_t5_loaded_matches_from_pretrained(tmp_path, separate):
+    """transformers' from_pretrained on a tiny FLAN-T5-shaped checkpoint written here: with a trained head that differs
+    from the table it does NOT tie (modeling_utils ``tie_weights``) and counts loaded_total; with the head equal to the
+    table it ties, and counts the built model."""
+    import json
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    from helpers.checkpoint import loaded_total
+
+    raw = {**raw_config("flan-t5-base"), "d_model": 16, "d_kv": 4, "d_ff": 32, "num_heads": 4, "num_layers": 1,
+           "num_decoder_layers": 1, "vocab_size": 40}
+    torch.manual_seed(0)
+    built = transformers.T5ForConditionalGeneration(transformers.AutoConfig.for_model(**raw))
+    assert built.lm_head.weight is built.shared.weight  # built from the config: tied
+    state = {k: v.clone().contiguous() for k, v in built.state_dict().items()}
+    state["lm_head.weight"] = torch.randn_like(state["shared.weight"]) if separate else state["shared.weight"].clone()
+    safetensors_torch.save_file(state, str(tmp_path / "model.safetensors"), metadata={"format": "pt"})
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    loaded = transformers.T5ForConditionalGeneration.from_pretrained(tmp_path)
+    n = sum(p.numel() for p in loaded.parameters())
+    c = parse_config(raw)
+    assert (loaded.lm_head.weight is loaded.shared.weight) == (not separate)
+    assert n == (loaded_total(c, raw) if separate else count_model(c).total)
+    assert loaded_total(c, raw) - count_model(c).total == 40 * 16

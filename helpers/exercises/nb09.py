@@ -55,8 +55,9 @@ def _moe_cases() -> list[Case]:
 
 register(
     Exercise("09.1", "predict", answer=_fine_grained_change, tolerance=0.1),
-    Exercise("09.2", "explain", answer=lambda: "a", choices=("a", "b", "c", "d"),
-             hint="compare the feed-forward of one layer: how many matrices, and how wide, in each file?"),
+    Exercise("09.2", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
+             hint="count one layer's feed-forward in each file (how many matrices, how wide), then look for a tensor "
+                  "one checkpoint stores and the other does not"),
     Exercise("09.3", "code", cases=_moe_cases, solution=_moe_active),
     Exercise("09.4", "predict", answer=_plain_query_change, tolerance=0.1),
     Exercise("09.5", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
