@@ -23,9 +23,10 @@ help:
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
-	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html"
+	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html, and the cheatsheet"
 	@echo "make slides-screenshots   a 1280x800 picture of every slide, and a report of overflowing ones"
 	@echo "make readme-image         rebuild data/img/overview_slide.png"
+	@echo "make cjk-font             re-cut data/fonts (the CJK font of decks and pages) after a new Chinese quote"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,7 +76,7 @@ clean:
 # reveal.js, require.js, jQuery and MathJax 2 come from the npm registry at build time into build/vendor
 # (not committed). Decks and pages load them by relative URLs, so build/ works from file:// and when it is
 # copied to a USB stick. The tests open every deck and page in headless Chromium with the network off.
-.PHONY: slides html slides-screenshots readme-image vendor chromium
+.PHONY: slides html slides-screenshots readme-image vendor chromium cjk-font
 
 NOTEBOOKS    := $(sort $(wildcard notebooks/*.ipynb))
 DECKS        := $(NOTEBOOKS:notebooks/%.ipynb=build/slides/%.slides.html)
@@ -93,7 +94,10 @@ SLIDES_FLAGS := --template-file .ci/slides_offline.html.j2 \
 	--SlidesExporter.reveal_width=1280 --SlidesExporter.reveal_height=800 \
 	--SlidesExporter.require_js_url=$(LIB)/requirejs/require.js \
 	--SlidesExporter.jquery_url=$(LIB)/jquery/dist/jquery.min.js \
-	--SlidesExporter.mathjax_url='$(MATHJAX_URL)'
+	--SlidesExporter.mathjax_url='$(MATHJAX_URL)' \
+	--TagRemovePreprocessor.enabled=True --TagRemovePreprocessor.remove_input_tags=remove-input
+# the flags a deck was built with: when they change (above), every deck is rebuilt
+SLIDES_STAMP := build/slides/.flags
 HTML_FLAGS   := --template-file .ci/html_offline.html.j2 --HTMLExporter.require_js_url=$(LIB)/requirejs/require.js \
 	--HTMLExporter.mathjax_url='$(MATHJAX_URL)'
 README_IMAGE   := data/img/overview_slide.png
@@ -101,6 +105,26 @@ README_NB      ?= notebooks/00_overview.ipynb
 README_HEADING ?= The same split as a picture
 
 vendor: $(VENDOR_STAMP)
+
+# The CJK font of the decks and pages (the write-ups' Chinese quotes): Noto Sans CJK SC (SIL OFL 1.1) cut down to
+# the characters the series uses, committed in data/fonts with its licence, copied next to build/vendor. The
+# decks and pages load it by a relative URL (../fonts/...), declared in .ci/*_offline.html.j2.
+FONTS       := $(wildcard data/fonts/*)
+BUILD_FONTS := $(FONTS:data/fonts/%=build/fonts/%)
+build/fonts/%: data/fonts/%
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# re-cut data/fonts from Debian's fonts-noto-cjk (downloaded, not installed) when a notebook gains a CJK character
+# (tests/test_slides.py fails until then). Needs apt-get (Debian/Ubuntu) and fontTools (the dev extra).
+CJK_SRC := build/cjk-src
+NOTO    := $(CJK_SRC)/usr/share/fonts/opentype/noto
+cjk-font: env
+	rm -rf $(CJK_SRC) && mkdir -p $(CJK_SRC)
+	cd $(CJK_SRC) && apt-get download fonts-noto-cjk && dpkg-deb -x fonts-noto-cjk_*.deb .
+	$(BIN)/python .ci/build_site.py cjk-font --copyright $(CJK_SRC)/usr/share/doc/fonts-noto-cjk/copyright \
+		$(NOTO)/NotoSansCJK-Regular.ttc $(NOTO)/NotoSansCJK-Bold.ttc
+	rm -rf $(CJK_SRC)
 
 # the stamp holds the pinned list: npm runs again only when the list changes
 ifneq ($(shell cat $(VENDOR_STAMP) 2>/dev/null),$(NPM_PACKAGES))
@@ -111,30 +135,44 @@ $(VENDOR_STAMP):
 	npm install --no-audit --no-fund --save-exact --loglevel=error --prefix $(VENDOR) $(NPM_PACKAGES)
 	echo '$(NPM_PACKAGES)' > $@
 
-# one reveal.js deck per notebook, from its slide metadata. Make picks the decks that are out of date;
-# they are converted in one nbconvert run (its start-up costs more than a notebook).
-slides: env $(VENDOR_STAMP)
+# decks depend on the stamp, which is rewritten (and so newer than every deck) only when SLIDES_FLAGS change
+ifneq ($(file <$(SLIDES_STAMP)),$(strip $(SLIDES_FLAGS)))
+.PHONY: $(SLIDES_STAMP)
+endif
+$(SLIDES_STAMP):
+	@mkdir -p $(dir $@)
+	$(file >$@,$(strip $(SLIDES_FLAGS)))
+
+# one reveal.js deck per notebook, from its slide metadata. A cell tagged `remove-input` (set-up code that
+# teaches nothing) shows its output without its code (nbconvert's TagRemovePreprocessor); the HTML pages,
+# for self-study, keep the code. Make picks the decks that are out of date;
+# they are converted in one nbconvert run (its start-up costs more than a notebook), into a fresh folder where
+# their links are pointed at the decks, then moved into place: a deck is never left half made. The list is read
+# once (another `make slides` running beside this one may rewrite .stale).
+slides: env $(VENDOR_STAMP) $(BUILD_FONTS)
 	@mkdir -p build/slides && rm -f build/slides/.stale
 	$(if $(DECKS),@$(MAKE) -s --no-print-directory $(DECKS))
-	@if [ -s build/slides/.stale ]; then set -x; \
-		$(BIN)/jupyter nbconvert --to slides --log-level=ERROR --output-dir build/slides $(SLIDES_FLAGS) \
-		$$(cat build/slides/.stale) && \
-		$(BIN)/python .ci/build_site.py relink build/slides .slides.html $$(cat build/slides/.stale); fi
+	@nbs=$$(cat build/slides/.stale 2>/dev/null); if [ -n "$$nbs" ]; then set -x; new=$$(mktemp -d build/slides/.new-XXXXXX); \
+		{ $(BIN)/jupyter nbconvert --to slides --log-level=ERROR --output-dir $$new $(SLIDES_FLAGS) $$nbs && \
+		$(BIN)/python .ci/build_site.py relink $$new .slides.html $$nbs && mv $$new/*.slides.html build/slides/; }; \
+		status=$$?; rm -rf $$new; exit $$status; fi
 	@rm -f build/slides/.stale
 
-build/slides/%.slides.html: notebooks/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP)
+build/slides/%.slides.html: notebooks/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
 	@echo $< >> build/slides/.stale
 
 # the stored (executed) notebooks as HTML pages, the same way, and an index in reading order
-html: env $(VENDOR_STAMP)
+html: env $(VENDOR_STAMP) $(BUILD_FONTS)
 	@mkdir -p build/html && rm -f build/html/.stale
 	$(if $(PAGES),@$(MAKE) -s --no-print-directory $(PAGES))
-	@if [ -s build/html/.stale ]; then set -x; \
-		$(BIN)/jupyter nbconvert --to html --log-level=ERROR --output-dir build/html $(HTML_FLAGS) \
-		$$(cat build/html/.stale) && \
-		$(BIN)/python .ci/build_site.py relink build/html .html $$(cat build/html/.stale); fi
+	@nbs=$$(cat build/html/.stale 2>/dev/null); if [ -n "$$nbs" ]; then set -x; new=$$(mktemp -d build/html/.new-XXXXXX); \
+		{ $(BIN)/jupyter nbconvert --to html --log-level=ERROR --output-dir $$new $(HTML_FLAGS) $$nbs && \
+		$(BIN)/python .ci/build_site.py relink $$new .html $$nbs && mv $$new/*.html build/html/; }; \
+		status=$$?; rm -rf $$new; exit $$status; fi
 	@rm -f build/html/.stale
 	@$(BIN)/python .ci/build_site.py index build/html/index.html $(NOTEBOOKS)
+	@# one printable page of every rule, its examples computed by helpers now (a disagreement stops the build)
+	@$(BIN)/python .ci/build_site.py cheatsheet build/html/cheatsheet.html
 
 build/html/%.html: notebooks/%.ipynb .ci/html_offline.html.j2 $(VENDOR_STAMP)
 	@echo $< >> build/html/.stale
@@ -145,17 +183,11 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
-# a CJK font for screenshots: the write-ups' Chinese quotes are boxes without one (the tests need none)
-CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
-$(CJK_FONT):
-	DEBIAN_FRONTEND=noninteractive apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-wqy-microhei
-
 # a 1280x800 screenshot of every subslide (fragments revealed), and a report of slides that overflow
-slides-screenshots: slides $(CHROMIUM) $(CJK_FONT)
+slides-screenshots: slides $(CHROMIUM)
 	$(BIN)/python .ci/build_site.py screenshots --out build/screenshots $(NOTEBOOKS)
 
 # the picture in the README's section for instructors
-readme-image: slides $(CHROMIUM) $(CJK_FONT)
+readme-image: slides $(CHROMIUM)
 	@mkdir -p $(dir $(README_IMAGE))
 	$(BIN)/python .ci/build_site.py readme-image $(README_NB) '$(README_HEADING)' $(README_IMAGE)

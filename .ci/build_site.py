@@ -4,6 +4,8 @@
     python .ci/build_site.py relink build/html .html notebooks/01_embeddings.ipynb
     python .ci/build_site.py screenshots --out build/screenshots notebooks/*.ipynb
     python .ci/build_site.py readme-image notebooks/00_overview.ipynb 'The same split as a picture' out.png
+    python .ci/build_site.py cheatsheet build/html/cheatsheet.html
+    python .ci/build_site.py cjk-font --copyright debian/copyright NotoSansCJK-Regular.ttc NotoSansCJK-Bold.ttc
 
 The Makefile runs these (``make html``, ``make slides-screenshots``, ``make readme-image``); the tests import
 :func:`probe` and :func:`chromium` from here. What to expect from a deck and how to read what Chromium
@@ -28,13 +30,23 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / ".ci"))
 
 from sitekit import (  # noqa: E402
-    Dom, cell_positions, chromium_command, index_page, notebook_title, on_slides, page_requests, read_dom, relink,
+    Dom, cell_positions, chromium_command, cjk_characters, index_page, notebook_title, on_slides, page_requests, read_dom, relink,
     slide_hash, slide_layout, slide_type, slide_with_heading, source, with_probe,
 )
 
 SERIES_TITLE = "How many parameters does a Transformer have?"
+CHEATSHEET = ("cheatsheet.html", "Cheatsheet: every rule of the series on one printable page")
 SLIDE_HEIGHT = 800  # the decks are 1280 x 800 (make slides: --SlidesExporter.reveal_width/height)
 SLIDE_WIDTH = 1280
+
+# The CJK font the decks and pages carry (declared with @font-face in .ci/*_offline.html.j2, copied into
+# build/fonts by the Makefile): Noto Sans CJK SC cut down to the characters the series uses (`make cjk-font`)
+FONT_DIR = ROOT / "data" / "fonts"
+CJK_FONTS = {"Regular": "NotoSansSC-Regular.subset.woff2", "Bold": "NotoSansSC-Bold.subset.woff2"}
+CJK_FONT_NUMBER = 2  # in Noto's .ttc collections: 0 JP, 1 KR, 2 SC, 3 TC, 4 HK
+# where the series' text lives: every CJK character in these files must be in the font
+CJK_TEXT = ("notebooks/*.ipynb", "notebooks/*.md", "data/**/*.json", ".ci/*.j2", "README.md")
+NOTO_COPYRIGHT = "Copyright 2014-2021 Adobe (http://www.adobe.com/), with Reserved Font Name 'Source'."
 
 
 def chromium() -> str:
@@ -86,7 +98,7 @@ def screenshot(page: Path, fragment: str, png: Path, budget_ms: int = 3000, size
 def build_index(out: Path, notebooks: list[Path]) -> None:
     """Write the HTML index: every notebook's page, in reading order (file name order), with its title."""
     pages = [(f"{nb.stem}.html", notebook_title(json.loads(nb.read_text(encoding="utf-8")))) for nb in sorted(notebooks)]
-    text = index_page(SERIES_TITLE, pages)
+    text = index_page(SERIES_TITLE, pages, [CHEATSHEET])
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.is_file() or out.read_text(encoding="utf-8") != text:
         out.write_text(text, encoding="utf-8")
@@ -138,6 +150,55 @@ def review(nb_path: Path, deck: Path, out: Path) -> list[str]:
     return lines
 
 
+def series_cjk_characters(root: Path = ROOT) -> set[str]:
+    """Every CJK character in the series' notebooks (outputs included), data files, templates and README."""
+    files = sorted({f for pattern in CJK_TEXT for f in root.glob(pattern) if f.is_file()})
+    return set().union(*(cjk_characters(f.read_text(encoding="utf-8")) for f in files))
+
+
+def font_characters(font_file: Path) -> set[str]:
+    """The characters a font file (woff2 too) maps to a glyph: its best cmap."""
+    from fontTools.ttLib import TTFont  # a dev dependency, needed only here
+
+    with TTFont(str(font_file), lazy=True) as font:
+        return {chr(code) for code in font.getBestCmap()}
+
+
+def subset_font(source: Path, font_number: int, chars: set[str], out: Path) -> None:
+    """Write ``out``: face ``font_number`` of ``source`` with only ``chars``, as woff2, the same bytes on every run."""
+    from fontTools import subset
+
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.font_number = font_number
+    options.layout_features = ["*"]  # keep the punctuation's positioning
+    options.name_IDs = ["*"]  # keep the copyright, trademark and licence records
+    options.notdef_outline = True
+    font = subset.load_font(str(source), options, dontLoadGlyphNames=True)
+    font.recalcTimestamp = False
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=sorted(map(ord, chars)))
+    subsetter.subset(font)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subset.save_font(font, str(out), options)
+    font.close()
+
+
+def ofl_text(debian_copyright: str, fonts: list[Path]) -> str:
+    """OFL.txt for data/fonts: the notice, what was cut from what, and the licence from the Debian package's copyright."""
+    stanza = debian_copyright.split("\n\nLicense: SIL-1.1\n", 1)
+    if len(stanza) != 2:
+        raise ValueError("no 'License: SIL-1.1' stanza in the copyright file")
+    body = stanza[1].split("\n\nLicense: ", 1)[0]
+    lines = [ln[1:] if ln.startswith(" ") else ln for ln in body.splitlines()]
+    licence = "\n".join("" if ln == "." else ln for ln in lines).strip("\n")
+    made = "\n".join(f"  {CJK_FONTS[w]} <- {f.name} (face {CJK_FONT_NUMBER}, Noto Sans CJK SC)"
+                      for w, f in zip(CJK_FONTS, fonts))
+    return (f"{NOTO_COPYRIGHT}\n\nNoto Sans CJK SC (https://github.com/notofonts/noto-cjk), from the Debian package\n"
+            f"fonts-noto-cjk, cut down to the characters this series uses by `make cjk-font` (fontTools):\n{made}\n"
+            f"The subset is declared under the family name \"Noto Sans SC subset\".\n\n{licence}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,6 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("heading", help="a Markdown heading on the slide, without the #")
     p.add_argument("out", type=Path)
     p.add_argument("--decks", type=Path, default=ROOT / "build" / "slides")
+    p = sub.add_parser("cheatsheet", help="write the one-page summary of every rule, computed by helpers")
+    p.add_argument("out", type=Path)
+    p = sub.add_parser("cjk-font", help="cut the CJK font down to the series' characters, into data/fonts")
+    p.add_argument("regular", type=Path, help="NotoSansCJK-Regular.ttc")
+    p.add_argument("bold", type=Path, help="NotoSansCJK-Bold.ttc")
+    p.add_argument("--copyright", type=Path, required=True, help="the Debian package's copyright file (the OFL text)")
+    p.add_argument("--out", type=Path, default=FONT_DIR)
     args = parser.parse_args(argv)
 
     if args.command == "index":
@@ -178,6 +246,21 @@ def main(argv: list[str] | None = None) -> int:
         fragment = slide_with_heading(json.loads(args.notebook.read_text(encoding="utf-8")), args.heading)
         screenshot(args.decks / f"{args.notebook.stem}.slides.html", fragment, args.out)
         print(f"wrote {args.out} ({args.notebook.stem}{fragment})")
+    elif args.command == "cheatsheet":
+        import cheatsheet  # imports helpers (no torch)
+
+        cheatsheet.write(args.out, f"{SERIES_TITLE} The rules on one page")
+    elif args.command == "cjk-font":
+        chars = series_cjk_characters()
+        for weight, source in zip(CJK_FONTS, [args.regular, args.bold]):
+            out = args.out / CJK_FONTS[weight]
+            subset_font(source, CJK_FONT_NUMBER, chars, out)
+            missing = chars - font_characters(out)
+            if missing:
+                raise SystemExit(f"{source} has no glyph for {''.join(sorted(missing))}")
+            print(f"wrote {out}: {len(chars)} characters, {out.stat().st_size:,} bytes")
+        text = ofl_text(args.copyright.read_text(encoding="utf-8"), [args.regular, args.bold])
+        (args.out / "OFL.txt").write_text(text, encoding="utf-8")
     return 0
 
 

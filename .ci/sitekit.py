@@ -37,6 +37,25 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
 )
 
 
+# Unicode blocks of Chinese, Japanese and Korean text (ideographs, their punctuation, kana, full-width forms):
+# every character of the series in these blocks must be in the vendored font (data/fonts/, `make cjk-font`)
+CJK_BLOCKS: tuple[tuple[int, int], ...] = (
+    (0x2E80, 0x2FDF),  # radicals
+    (0x3000, 0x30FF),  # CJK symbols and punctuation (、。《》), hiragana, katakana
+    (0x3100, 0x312F),  # bopomofo
+    (0x3190, 0x9FFF),  # kanbun ... CJK unified ideographs, extension A
+    (0xF900, 0xFAFF),  # compatibility ideographs
+    (0xFE30, 0xFE4F),  # compatibility forms
+    (0xFF00, 0xFFEF),  # half-width and full-width forms (，：（）)
+    (0x20000, 0x3FFFF),  # extensions B onwards
+)
+
+
+def cjk_characters(text: str) -> set[str]:
+    """The characters of ``text`` that lie in :data:`CJK_BLOCKS`."""
+    return {ch for ch in set(text) if any(lo <= ord(ch) <= hi for lo, hi in CJK_BLOCKS)}
+
+
 def slide_type(cell: Mapping[str, Any]) -> str:
     """A cell's ``metadata.slideshow.slide_type``; ``"-"`` (continue the current slide) when unset."""
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "-") or "-"
@@ -213,9 +232,10 @@ def relink(page: str, suffix: str) -> str:
     return re.sub(r'href="([\w.-]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m.group(1)}{suffix}{m.group(2) or ""}"', page)
 
 
-def index_page(series_title: str, pages: Sequence[tuple[str, str]]) -> str:
-    """An offline HTML index: ``pages`` as ``(href, title)`` in reading order, as a numbered list."""
+def index_page(series_title: str, pages: Sequence[tuple[str, str]], extras: Sequence[tuple[str, str]] = ()) -> str:
+    """An offline HTML index: ``pages`` as ``(href, title)`` in reading order, as a numbered list, then ``extras``."""
     items = "\n".join(f'  <li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in pages)
+    more = "".join(f'\n<p><a href="{html.escape(href)}">{html.escape(title)}</a></p>' for href, title in extras)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -231,7 +251,7 @@ li {{ margin: 0.3em 0; }}
 <p>The notebooks in reading order, executed, as pages that need no network.</p>
 <ol id="notebooks">
 {items}
-</ol>
+</ol>{more}
 </body>
 </html>
 """
@@ -319,6 +339,25 @@ PROBE_JS = r"""
       }, 3000);
     }, 300);
   }
+  // cfg.fonts: font families declared with @font-face whose every face must load (from the page's own files);
+  // loading starts as soon as the document is parsed, beside reveal.js and MathJax
+  var fontsLoaded = new Promise(function (resolve) {
+    if (!cfg.fonts) { resolve(); return; }
+    document.addEventListener('DOMContentLoaded', function () {
+      var faces = [], name = function (f) { return f.family.replace(/^["']|["']$/g, ''); };
+      if (document.fonts) {
+        document.fonts.forEach(function (f) { if (cfg.fonts.indexOf(name(f)) >= 0) { faces.push(f); } });
+      }
+      Promise.all(faces.map(function (f) {
+        return f.load().then(function () { return 'loaded'; }, function () { return 'error'; });
+      })).then(function (status) {
+        log.fonts = {};
+        faces.forEach(function (f, i) { log.fonts[name(f) + ' ' + f.weight] = status[i]; });
+        save();
+        resolve();
+      });
+    });
+  });
   var poll = setInterval(function () {
     if (cfg.deck && !document.querySelector('.reveal.ready')) { return; }
     clearInterval(poll);
@@ -327,7 +366,8 @@ PROBE_JS = r"""
       if (cfg.measure) { log.slides = measure(); }
       if (cfg.speaker) { save(); speaker(cfg.speaker); } else { log.done = true; save(); }
     };
-    if (window.MathJax && window.MathJax.Hub) { window.MathJax.Hub.Queue(finish); } else { finish(); }
+    var start = function () { fontsLoaded.then(finish); };
+    if (window.MathJax && window.MathJax.Hub) { window.MathJax.Hub.Queue(start); } else { start(); }
   }, 50);
 })();
 """
@@ -337,7 +377,8 @@ def with_probe(page: str, base_url: str, config: Mapping[str, Any]) -> str:
     """A copy of ``page`` that resolves relative URLs against ``base_url`` and runs :data:`PROBE_JS` first.
 
     ``config``: ``deck`` (wait for reveal.js), ``measure`` (measure every subslide), ``speaker``
-    (``[h, v]``: go there, press S, read the speaker view).
+    (``[h, v]``: go there, press S, read the speaker view), ``fonts`` (a list of ``@font-face`` families: load
+    every face of them and record ``{"family weight": "loaded" | "error"}`` as ``probe["fonts"]``).
     """
     head = re.search(r"<head[^>]*>", page)
     if head is None:
@@ -447,6 +488,12 @@ def read_dom(dom: str) -> Dom:
     reader.dom.slide_text = " ".join(reader.slide_text)
     reader.dom.title = reader.dom.title.strip()
     return reader.dom
+
+
+def font_face_urls(page: str) -> list[str]:
+    """The ``url(...)`` sources of a page's inline ``@font-face`` rules, in order."""
+    rules = re.findall(r"@font-face\s*\{[^}]*\}", page)
+    return [url for rule in rules for url in re.findall(r"""url\(\s*["']?([^"')]+)["']?\s*\)""", rule)]
 
 
 def page_requests(netlog: Mapping[str, Any]) -> list[str]:

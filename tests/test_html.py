@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_slides import NOTEBOOKS, ROOT, load, open_pages  # one build lock, one browser runner
+from tests.test_slides import (  # one build lock, one browser runner
+    CJK_FAMILY, NOTEBOOKS, REMOVE_INPUT, ROOT, build_site, cell_html, load, open_pages,
+)
 
-from sitekit import normalize_text, notebook_title, page_display_math  # noqa: E402  (.ci/, put on sys.path by test_slides)
+from sitekit import font_face_urls, normalize_text, notebook_title, page_display_math  # noqa: E402  (.ci/, via test_slides)
 
 HTML = ROOT / "build" / "html"
 
@@ -25,7 +27,8 @@ def page_of(notebook: Path) -> Path:
 @pytest.fixture(scope="module")
 def opened():
     """Every page and the index built and opened once: {file name: (Dom, network requests)}."""
-    return open_pages("html", [page_of(nb) for nb in NOTEBOOKS] + [HTML / "index.html"], {})
+    return open_pages("html", [page_of(nb) for nb in NOTEBOOKS] + [HTML / "index.html", HTML / "cheatsheet.html"],
+                      {"fonts": [CJK_FAMILY]})
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
@@ -42,6 +45,31 @@ def test_page_holds_every_cell(notebook, opened):
     """Learners read the whole notebook, exercise solutions included (the slides leave those out)."""
     dom, _ = opened[page_of(notebook).name]
     assert dom.cell_ids == [c["id"] for c in load(notebook)["cells"]]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_page_loads_its_cjk_font_offline(notebook, opened):
+    """The page declares the series' CJK font by relative URLs to files under build/, and both faces load."""
+    urls = font_face_urls(page_of(notebook).read_text(encoding="utf-8"))
+    assert [u.rsplit("/", 1)[-1] for u in urls] == list(build_site.CJK_FONTS.values())
+    for url in urls:
+        target = (page_of(notebook).parent / url).resolve()
+        assert "://" not in url and target.is_file() and (ROOT / "build") in target.parents, f"{url} -> {target}"
+    dom, requests = opened[page_of(notebook).name]
+    assert dom.probe.get("done"), "the page did not finish within the virtual time budget"
+    assert dom.probe.get("fonts") == {f"{CJK_FAMILY} {w}": "loaded" for w in ("400", "700")}
+    assert requests == []
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_page_keeps_the_code_the_deck_hides(notebook, opened):
+    """A cell tagged ``remove-input`` loses its code in the deck only: the page, for self-study, shows it."""
+    tagged = [c["id"] for c in load(notebook)["cells"]
+              if c.get("cell_type") == "code" and REMOVE_INPUT in c["metadata"].get("tags", [])]
+    if not tagged:
+        pytest.skip(f"no cell of {notebook.name} is tagged {REMOVE_INPUT}")
+    page = page_of(notebook).read_text(encoding="utf-8")
+    assert [i for i in tagged if "jp-InputArea" not in cell_html(page, i)] == []
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
@@ -75,7 +103,7 @@ def test_page_loads_only_files_inside_build(notebook):
 def test_index_links_every_page_in_reading_order(opened):
     dom, requests = opened["index.html"]
     assert requests == [] and dom.probe["errors"] == []
-    expected = [(f"{nb.stem}.html", notebook_title(load(nb))) for nb in NOTEBOOKS]
+    expected = [(f"{nb.stem}.html", notebook_title(load(nb))) for nb in NOTEBOOKS] + [build_site.CHEATSHEET]
     assert NOTEBOOKS and dom.links == expected
     assert all((HTML / href).is_file() for href, _ in dom.links)
 
@@ -90,3 +118,41 @@ def test_solutions_are_folded(notebook, opened):
         anchor = page.index(f'id="cell-id={cell_id}"')
         opening = page.rfind('<details class="solution">', 0, anchor)
         assert opening != -1 and page.rfind("</details>", opening, anchor) == -1, f"solution {cell_id} is not folded"
+
+
+def test_cheatsheet_shows_every_rule_as_computed(opened):
+    """The page holds each rule's formula and the value helpers give now; it loads nothing from the network."""
+    import cheatsheet  # .ci/, on sys.path through test_slides
+
+    dom, requests = opened["cheatsheet.html"]
+    assert requests == [] and dom.probe["errors"] == []
+    text = " ".join(dom.text.split())
+    rules = cheatsheet.rules()
+    missing = [(r.name, part) for r in rules for part in (r.name, r.formula, r.value, r.note) if part
+               and " ".join(part.split()) not in text]
+    assert missing == [], "the built page differs from cheatsheet.rules(): run `make html`"
+    formulas = " | ".join(r.formula for r in rules)
+    for taught in ["(V + P + T)·H", "4H² + 4H", "2H·I + I + H", "2H + 4L·H", "H² + H", "12H² + 13H", "C·H + C",
+                   "2A·d_k·H + 2A_kv·d_k·H", "N − L·(E − k)·3H·I", "12·L·H²", "4L·B·S²·H", "3 × forward", "6·N·D",
+                   "2L·A_kv·d_k·S·B", "S·B·H·(34 + 5·A·S/H)", "16·N / G"]:
+        assert taught in formulas, f"{taught} is not on the cheatsheet"
+
+
+def test_cheatsheet_stops_on_a_disagreement():
+    import cheatsheet
+
+    assert cheatsheet._same(7, 7, "x") == 7
+    with pytest.raises(AssertionError, match="cheatsheet: x"):
+        cheatsheet._same(7, 8, "x")
+
+
+def test_cheatsheet_prints_on_one_page(tmp_path):
+    """Printed (A4 landscape, the page's print style sheet), the cheatsheet is one sheet of paper."""
+    import subprocess
+
+    pdf = tmp_path / "cheatsheet.pdf"
+    subprocess.run([build_site.chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+                    f"--user-data-dir={tmp_path / 'profile'}", f"--print-to-pdf={pdf}",
+                    (HTML / "cheatsheet.html").as_uri()], capture_output=True, timeout=120, check=True)
+    pages = re.findall(rb"/Type\s*/Page(?!s)", pdf.read_bytes())
+    assert len(pages) == 1

@@ -22,8 +22,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))  # the site tooling is no part of helpers
 from sitekit import (  # noqa: E402
-    deck_display_math, is_solution, normalize_text, notes_texts, on_slides, prose_runs, slide_cell_ids, slide_hashes,
-    slide_layout, slide_type, solution_runs, source,
+    cjk_characters, deck_display_math, font_face_urls, is_solution, normalize_text, notes_texts, on_slides, prose_runs,
+    slide_cell_ids, slide_hashes, slide_layout, slide_type, solution_runs, source,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,10 +67,14 @@ def open_pages(target: str, pages: list[Path], config: dict) -> dict[str, tuple]
         return {page.name: r for page, r in zip(pages, results)}
 
 
+CJK_FAMILY = "Noto Sans SC subset"  # the @font-face family of data/fonts in .ci/*_offline.html.j2
+REMOVE_INPUT = "remove-input"  # nbconvert's cell tag: the deck shows the cell's output without its code
+
+
 @pytest.fixture(scope="module")
 def opened():
     """Every deck built and opened once: {deck file name: (Dom, network requests)}."""
-    return open_pages("slides", [deck_of(nb) for nb in NOTEBOOKS], {"deck": True})
+    return open_pages("slides", [deck_of(nb) for nb in NOTEBOOKS], {"deck": True, "fonts": [CJK_FAMILY]})
 
 
 def test_there_are_notebooks():
@@ -97,6 +101,126 @@ def test_deck_loads_only_files_inside_build(notebook, opened):
         target = (deck_of(notebook).parent / ref.split("?")[0]).resolve()
         assert target.is_file(), f"{ref} -> {target} does not exist"
         assert (ROOT / "build") in target.parents, f"{ref} points outside build/"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_deck_loads_its_cjk_font_offline(notebook, opened):
+    """The deck declares the series' CJK font by relative URLs to files under build/, and both faces load."""
+    page = deck_of(notebook).read_text(encoding="utf-8")
+    urls = font_face_urls(page)
+    assert [u.rsplit("/", 1)[-1] for u in urls] == list(build_site.CJK_FONTS.values())
+    for url in urls:
+        target = (deck_of(notebook).parent / url).resolve()
+        assert "://" not in url and target.is_file() and (ROOT / "build") in target.parents, f"{url} -> {target}"
+    dom, requests = opened[deck_of(notebook).name]
+    assert dom.probe.get("done"), "the page did not finish within the virtual time budget"
+    assert dom.probe.get("fonts") == {f"{CJK_FAMILY} {w}": "loaded" for w in ("400", "700")}
+    assert requests == []
+
+
+def test_cjk_font_holds_every_character_of_the_series():
+    """Every CJK character in the notebooks (outputs too), data, templates and README has a glyph in both faces.
+
+    A new Chinese quote fails here until ``make cjk-font`` cuts the font again.
+    """
+    chars = build_site.series_cjk_characters()
+    in_notebooks = set().union(*(cjk_characters(nb.read_text(encoding="utf-8")) for nb in NOTEBOOKS))
+    assert in_notebooks and in_notebooks <= chars, "the series quotes Chinese write-ups: the search finds nothing"
+    for name in build_site.CJK_FONTS.values():
+        font = build_site.FONT_DIR / name
+        missing = chars - build_site.font_characters(font)
+        assert not missing, f"{name} lacks {''.join(sorted(missing))}: run `make cjk-font`"
+        assert font.stat().st_size < 300_000, f"{name}: a subset of a few hundred KB at most"
+    licence = (build_site.FONT_DIR / "OFL.txt").read_text(encoding="utf-8")
+    assert "SIL OPEN FONT LICENSE Version 1.1" in licence and build_site.NOTO_COPYRIGHT in licence
+
+
+def test_font_is_confined_to_the_cjk_blocks():
+    """Each @font-face of the CJK font in both templates has the unicode-range of sitekit.CJK_BLOCKS: it draws CJK only."""
+    from sitekit import CJK_BLOCKS
+
+    expected = ", ".join(f"U+{lo:X}-{hi:X}" for lo, hi in CJK_BLOCKS)
+    for template in (".ci/slides_offline.html.j2", ".ci/html_offline.html.j2"):
+        ranges = re.findall(r"unicode-range:\s*([^;]+);", (ROOT / template).read_text(encoding="utf-8"))
+        assert ranges == [expected] * len(build_site.CJK_FONTS), template
+
+
+def test_cjk_characters_are_found():
+    assert cjk_characters("BERT 参数量《计算》，a·b — x") == set("参数量《计算》，")
+
+
+def remove_input_cells(nb: dict) -> list[dict]:
+    """The code cells tagged ``remove-input`` that the deck shows (not skipped)."""
+    return [c for c in nb["cells"] if c.get("cell_type") == "code" and on_slides(c)
+            and REMOVE_INPUT in c.get("metadata", {}).get("tags", [])]
+
+
+def cell_html(page: str, cell_id: str) -> str:
+    """The HTML of one cell of a deck or page: from its ``id="cell-id=..."`` to the next cell's."""
+    start = page.index(f'id="cell-id={cell_id}"')
+    end = page.find('id="cell-id=', start + 1)
+    return page[start:end if end != -1 else len(page)]
+
+
+def output_texts(cell: dict) -> list[str]:
+    """The non-empty lines of a code cell's text outputs (stream, or text/plain without a picture or HTML beside it)."""
+    texts = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        if out["output_type"] == "stream":
+            texts.append(source({"source": out.get("text", "")}))
+        elif "text/plain" in data and not {"text/html", "text/markdown", "image/png", "image/svg+xml"} & set(data):
+            texts.append(source({"source": data["text/plain"]}))
+    return [line.strip() for t in texts for line in t.splitlines() if line.strip()]
+
+
+def html_text(fragment: str) -> str:
+    """The text of an HTML fragment: tags dropped, entities decoded."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_remove_input_hides_the_code_keeps_the_output(notebook):
+    """A set-up cell tagged ``remove-input`` shows its output on the slide, not its code."""
+    make("slides")
+    cells = remove_input_cells(load(notebook))
+    if not cells:
+        pytest.skip(f"no cell of {notebook.name} is tagged {REMOVE_INPUT}")
+    page = deck_of(notebook).read_text(encoding="utf-8")
+    for cell in cells:
+        shown = cell_html(page, cell["id"])
+        assert "jp-InputArea" not in shown and "hl-ipython3" not in shown, f"cell {cell['id']}: its code is in the deck"
+        assert cell.get("outputs"), f"cell {cell['id']} is tagged {REMOVE_INPUT} but has no output to show"
+        missing = [t for t in output_texts(cell) if t not in html_text(shown)]
+        assert missing == [], f"cell {cell['id']}: output lines missing from the deck"
+        images = sum("image/png" in o.get("data", {}) for o in cell["outputs"])
+        assert shown.count("<img") >= images, f"cell {cell['id']}: a picture is missing"
+
+
+def test_make_slides_honours_remove_input(tmp_path):
+    """The flags ``make slides`` used (build/slides/.flags) drop a tagged cell's code, keep its output and the rest."""
+    make("slides")
+    import shlex
+
+    flags = shlex.split((SLIDES / ".flags").read_text(encoding="utf-8"))
+    assert f"--TagRemovePreprocessor.remove_input_tags={REMOVE_INPUT}" in flags
+    code = {"cell_type": "code", "execution_count": 1, "metadata": {}}
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "markdown", "id": "t-1", "metadata": {"slideshow": {"slide_type": "slide"}}, "source": "# A slide"},
+        {**code, "id": "t-2", "metadata": {"tags": [REMOVE_INPUT]}, "source": "plumbing_only = 1\nprint('kept output')",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "kept output\n"}]},
+        {**code, "id": "t-3", "source": "taught_here = 2", "outputs": []}]}
+    (tmp_path / "t.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "slides", "--log-level=ERROR",
+                             "--output-dir", str(tmp_path), *flags, str(tmp_path / "t.ipynb")],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    page = (tmp_path / "t.slides.html").read_text(encoding="utf-8")
+    tagged, untagged = cell_html(page, "t-2"), cell_html(page, "t-3")
+    assert "plumbing_only" not in page and "jp-InputArea" not in tagged and "kept output" in html_text(tagged)
+    assert "taught_here" in untagged and "jp-InputArea" in untagged
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
