@@ -17,9 +17,9 @@ What is exact and what is not:
 * **Lower bounds**: GPU counts that "fit" count the training state only (no activations, no transient
   buffers, no fragmentation), against the memory the datasheet prints.
 
-Sharding follows torch's FSDP2 (``fully_shard``): each tensor is split along dim 0 into ``W`` chunks as
-``torch.chunk`` splits it (rank ``r`` holds ``min(⌈d₀/W⌉, d₀ − r·⌈d₀/W⌉)`` rows, at least 0), and each rank
-stores its chunk padded to ``⌈d₀/W⌉`` rows: rank 0 is the most loaded. ZeRO stages (Rajbhandari et al.
+Sharding follows torch's FSDP2 (``fully_shard``): each tensor is split along dim 0 into ``G_dp`` chunks (the
+data-parallel ranks) as ``torch.chunk`` splits it (rank ``r`` holds ``min(⌈d₀/G_dp⌉, d₀ − r·⌈d₀/G_dp⌉)`` rows, at
+least 0), and each rank stores its chunk padded to ``⌈d₀/G_dp⌉`` rows: rank 0 is the most loaded. ZeRO stages (Rajbhandari et al.
 2020): stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights (= FSDP).
 Tensor parallelism follows Megatron-LM (Shoeybi et al. 2019): column-parallel Q/K/V and first FFN matrices,
 row-parallel output projections, vocabulary-parallel token table and LM head, norms replicated.
@@ -53,7 +53,7 @@ _SHARDED_FROM: dict[str, tuple[tuple[str, int, int], ...]] = {
                  ("AdamW exp_avg (fp32)", 4, 1), ("AdamW exp_avg_sq (fp32)", 4, 1)),
 }
 
-# Megatron-LM tensor parallelism: (checkpoint-name suffix, the stored dim split across T GPUs); else replicated
+# Megatron-LM tensor parallelism: (checkpoint-name suffix, the stored dim split across G_tp GPUs); else replicated
 _TP_SPLITS: dict[str, tuple[tuple[str, int], ...]] = {
     "bert": (("attention.self.query.weight", 0), ("attention.self.query.bias", 0),
              ("attention.self.key.weight", 0), ("attention.self.key.bias", 0),
@@ -84,18 +84,19 @@ class GPU:
     key: str
     name: str
     flops: int  # dense bf16/fp16 tensor-core FLOP/s (not the sparsity figure)
-    bandwidth: int  # bytes/s
-    memory: int  # bytes
+    bandwidth: int  # bytes/s (the datasheet's decimal GB/s)
+    memory: int  # bytes: the MiB the driver reports (nvidia-smi memory.total) × 2**20
     source: str
+    datasheet_memory: str = ""  # the memory as the vendor prints it ("80 GB": 80 GiB of HBM), for reference
 
     def describe(self) -> str:
-        """``NVIDIA A100 80GB SXM: 312 TFLOP/s dense bf16, 2,039 GB/s, 80 GB``."""
+        """``NVIDIA A100 80GB SXM: 312 TFLOP/s dense bf16, 2,039 GB/s, 81,920 MiB (datasheet: "80 GB")``."""
         return (f"{self.name}: {self.flops / 10**12:g} TFLOP/s dense bf16, "
-                f"{self.bandwidth // 10**9:,} GB/s, {self.memory // 10**9:,} GB")
+                f"{self.bandwidth // 10**9:,} GB/s, {self.memory >> 20:,} MiB (datasheet: \"{self.datasheet_memory}\")")
 
 
 def _exact(value: Any, scale: int) -> int:
-    """A datasheet figure (JSON number in TFLOPS, GB ...) times its unit, as an exact integer."""
+    """A figure of ``data/hardware.json`` (JSON number in TFLOPS, GB/s, MiB ...) times its unit, as an exact integer."""
     scaled = Fraction(str(value)) * scale
     if scaled.denominator != 1:
         raise ValueError(f"{value} × {scale} is not a whole number")
@@ -113,10 +114,12 @@ def hardware() -> dict[str, Any]:
 def gpu_table() -> dict[str, GPU]:
     """The GPUs of ``data/hardware.json`` by key (``A100-80GB``, ``H100-SXM`` ...).
 
-    Introduced in ``10_budgets``.
+    Introduced in ``10_budgets``. Memory is binary: the MiB the driver reports (``memory_mib``, 2**20 bytes
+    each), not the datasheet's "80 GB" read as 80·10⁹ bytes; peaks and bandwidth are decimal, as printed.
     """
     return {key: GPU(key, g["name"], _exact(g["bf16_dense_tflops"], 10**12),
-                     _exact(g["memory_bandwidth_gbps"], 10**9), _exact(g["memory_gb"], 10**9), g["source"])
+                     _exact(g["memory_bandwidth_gbps"], 10**9), _exact(g["memory_mib"], 2**20), g["source"],
+                     g["memory_datasheet"])
             for key, g in hardware()["gpus"].items()}
 
 
@@ -347,11 +350,11 @@ def _local_counts(shapes: Counter[tuple[int, ...]], dp: int, rank: int) -> tuple
 
 def _state(shapes: Counter[tuple[int, ...]], dp: int, zero: int, tp: int, recipe: str, rank: int) -> list[MemoryPart]:
     whole, sharded, padded = _local_counts(shapes, dp, rank)
-    split = "/T" if tp > 1 else ""
+    split = "/G_tp" if tp > 1 else ""
     parts = []
     for name, size, stage in _SHARDED_FROM[recipe]:
         shard = zero >= stage and dp > 1
-        over = ("/(T·W)" if tp > 1 else "/W") if shard else split
+        over = ("/(G_tp·G_dp)" if tp > 1 else "/G_dp") if shard else split
         # FSDP2 keeps weights and gradients in padded buffers on every rank; optimizer state is unpadded
         held = (padded if stage >= 2 else sharded) if shard else whole
         parts.append(MemoryPart(name, f"{size}N{over}", size * held))
@@ -361,10 +364,10 @@ def _state(shapes: Counter[tuple[int, ...]], dp: int, zero: int, tp: int, recipe
 
 def sharded_state(config: ModelConfig, gpus: int, zero: int, tp: int = 1, recipe: str = ADAMW_MIXED,
                   rank: int = 0) -> list[MemoryPart]:
-    """Training state one GPU holds, part by part, for G = T × W GPUs at ZeRO stage ``zero``.
+    """Training state one GPU holds, part by part, for ``gpus`` = G_tp × G_dp GPUs at ZeRO stage ``zero``.
 
     Introduced in ``10_budgets``. ``rank`` is the data-parallel rank. As FSDP2 allocates: sharded weights and
-    gradients sit in buffers padded to ``⌈d₀/W⌉`` rows on every rank, sharded optimizer state holds the rank's
+    gradients sit in buffers padded to ``⌈d₀/G_dp⌉`` rows on every rank, sharded optimizer state holds the rank's
     own rows only; rank 0 holds full chunks, so it is the most loaded. The AdamW ``step`` scalars are never
     sharded (one per tensor, on every GPU). Activations and transient buffers are not included.
     """
@@ -396,7 +399,7 @@ def min_gpus(config: ModelConfig, gpu: GPU, zero: int, tp: int = 1, recipe: str 
 
     if not fits(limit):
         return None
-    low, high = 1, limit  # per-GPU state never grows with W: bisect for the first W that fits
+    low, high = 1, limit  # per-GPU state never grows with G_dp: bisect for the first G_dp that fits
     while low < high:
         mid = (low + high) // 2
         if fits(mid):
@@ -517,7 +520,7 @@ def kv_values_per_token(config: ModelConfig) -> int:
 
 
 def mla_values_per_token(layers: int, kv_lora_rank: int, rope_head_dim: int) -> int:
-    """Values multi-head latent attention caches per token: L·(d_c + d_R) (DeepSeek-AI 2024, DeepSeek-V2 §2.1).
+    """Values multi-head latent attention caches per token: L·(r_kv + d_rope) (DeepSeek-AI 2024, DeepSeek-V2 §2.1).
 
     Introduced in ``10_budgets``. One compressed latent of ``kv_lora_rank`` per layer, from which every
     head's keys and values are re-projected, plus one shared rotary key of ``rope_head_dim``.
@@ -576,12 +579,14 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
              6 * N, {LOOK: 6 * lookups, ELEM: 6 * elementwise, ATT: -attention}),
         Rule("6N + 12·L·H·S, N = every parameter", "Chowdhery et al. 2022's formula with the usual N (H = A·d_k)",
              6 * N + 12 * L * heads * S, {LOOK: 6 * lookups, ELEM: 6 * elementwise}),
-        Rule("6N + 12·L·H·S, N = weight matrices", "Chowdhery et al. 2022, App. B (PaLM's model FLOPs)",
+        Rule("6N + 12·L·H·S, N = weight matrices",
+             "Chowdhery et al. 2022, App. B (PaLM's model FLOPs; its 12·L·H·Q·T is the full S×S, not the causal half)",
              6 * matmul_parameters(config) + 12 * L * heads * S, {}),
-        Rule("6N + 6·L·H·S, N = non-embedding", "Kaplan et al. 2020, Table 1 (attention averaged over a causal context)",
+        Rule("6N + 6·L·H·S, N = non-embedding",
+             "Kaplan et al. 2020, Table 1 and §2.1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, half our 4·L·S·H",
              6 * non_embedding_parameters(config) + 6 * L * heads * S,
              {ELEM: 6 * elementwise, "LM head matmul (a vocabulary matrix, outside N)": -6 * config["V"] * config["H"],
-              "half the S×S matmuls (Kaplan counts S/2 keys per query)": -attention // 2}),
+              "half the S×S matmuls (Kaplan's context term, 2·L·S·H forward)": -attention // 2}),
         Rule("hardware FLOPs, full recomputation", "Korthikanti et al. 2022 (HFU): 4 forward passes, not 3",
              round(exact * RECOMPUTE), {"the forward pass run again in backward": exact // 3}),
         Rule("FlopCounterMode, SDPA on CPU", "measured in 10_budgets on a small model: the fused kernel is not counted",
@@ -618,7 +623,8 @@ def budget_report(budget: TrainingBudget, step: Decode | None) -> str:
            g.describe(), f"  source: {g.source.split(' (')[0]}",
            f"ESTIMATE at MFU {b.mfu:g}: {_approx(b.gpu_hours)} GPU-hours = {_approx(b.gpu_hours / 24)} GPU-days; "
            f"{_approx(b.days)} days on {fmt_int(b.gpus)} GPU{'s' if b.gpus > 1 else ''}",
-           f"  MFU = counted FLOPs / (GPU-seconds × peak); with full recomputation HFU = 4/3 MFU = {b.hfu_with_recompute:.3f}"]
+           "  MFU = counted FLOPs / (GPU-seconds × peak), attention's S×S counted in full (PaLM, App. B)",
+           f"  with full recomputation HFU = 4/3 MFU = {b.hfu_with_recompute:.3f}"]
     try:
         paper = reported(b.config.name)
     except KeyError:
@@ -663,7 +669,7 @@ def budget_json(budget: TrainingBudget, step: Decode | None) -> dict[str, Any]:
         "tokens": b.tokens,
         "seq_len": b.seq_len,
         "gpu": {"key": g.key, "name": g.name, "bf16_dense_flops": g.flops, "memory_bandwidth": g.bandwidth,
-                "memory_bytes": g.memory, "source": g.source},
+                "memory_bytes": g.memory, "memory_datasheet": g.datasheet_memory, "source": g.source},
         "mfu": b.mfu,
         "gpus": b.gpus,
         "training_flops": b.flops,
@@ -697,11 +703,11 @@ def sharded_report(config: ModelConfig, gpus: int, zero: int, tp: int = 1) -> st
     layout = param_layout(config)
     N, N_t = layout.total, layout.tensors
     out = [f"training state per GPU, {ADAMW_MIXED}, {ZERO_STAGES[zero]}:",
-           f"G = {gpus} GPUs = T {tp} (tensor parallel) × W {dp} (data parallel); "
+           f"{gpus} GPUs = G_tp {tp} (tensor parallel) × G_dp {dp} (data parallel); "
            f"N = {fmt_int(N)} parameters in N_t = {N_t} tensors",
            "the most loaded GPU: each tensor split along dim 0 as FSDP2 splits it, padded; no activations or buffers",
            "", table(("part", "formula", "bytes per GPU", "size"), rows, right=(2, 3)), ""]
-    fits = [f"{key} {g.memory // 10**9} GB {'yes' if whole <= g.memory else 'no'}" for key, g in gpu_table().items()]
+    fits = [f"{key} {g.memory >> 20:,} MiB {'yes' if whole <= g.memory else 'no'}" for key, g in gpu_table().items()]
     out.append("fits (state alone, a LOWER BOUND on memory): " + "; ".join(fits))
     return "\n".join(out)
 

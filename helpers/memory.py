@@ -11,9 +11,10 @@ Exact parts come from the parameter table (N parameters in N_t tensors):
   fp32: weights + gradients + 2 moments = 16 bytes per parameter, + 4 bytes per tensor (also what
   ``torch.autocast`` keeps: it casts weights to 16 bits per operation, transiently, and leaves them,
   their gradients and the moments in fp32);
-  mixed precision as ZeRO (Rajbhandari et al. 2020, §3.1: 2 + 2 + 12 = 16 bytes) and Megatron lay it out:
+  mixed precision as ZeRO lays it out (Rajbhandari et al. 2020, §3.1: 2 + 2 + 12 = 16 bytes):
   fp16 weights + fp16 gradients + fp32 master weights + 2 fp32 moments = 16 bytes per parameter, + 4 bytes
-  per tensor;
+  per tensor; other conventions keep fp32 gradients too and print 18 or 20 (Megatron-LM's distributed
+  optimizer docs, Hugging Face's Trainer docs, the Ultra-Scale Playbook: :data:`STATE_SOURCES`);
 * KV cache of a decoder: ``2 · L · A_kv · d_k · S · B`` values (a key and a value per layer, KV head,
   head dimension, position and sequence); GPT-2 has ``A_kv = A``; BERT, an encoder, keeps none.
 
@@ -62,11 +63,70 @@ TRAINING_STATE: dict[str, dict[str, str]] = {
     },
 }
 
+# Other published conventions for mixed-precision AdamW state (each from its source; torch's AdamW also keeps
+# the fp32 step scalars, which no source counts: they are added here as in every recipe of the engine). Not
+# printed by the command line, which shows the two layouts above; notebook 08 compares them all.
+MEGATRON_BF16 = "Megatron-LM, bf16 params, fp32 main grads"
+MEGATRON_FP16 = "Megatron-LM, fp16 params, fp16 grads"
+HF_TRAINER = "Hugging Face Trainer, mixed precision"
+PLAYBOOK = "Ultra-Scale Playbook, bf16 + fp32 grads"
+CONVENTIONS: dict[str, dict[str, str]] = {
+    MEGATRON_BF16: {
+        "weights (bf16)": "2*N",
+        "main gradients (fp32)": "4*N",
+        "main weights (fp32)": "4*N",
+        "AdamW exp_avg (fp32)": "4*N",
+        "AdamW exp_avg_sq (fp32)": "4*N",
+        "AdamW step (one fp32 scalar per tensor)": "4*N_t",
+    },
+    MEGATRON_FP16: {
+        "weights (fp16)": "2*N",
+        "gradients (fp16)": "2*N",
+        "main gradients (fp32)": "4*N",
+        "main weights (fp32)": "4*N",
+        "AdamW exp_avg (fp32)": "4*N",
+        "AdamW exp_avg_sq (fp32)": "4*N",
+        "AdamW step (one fp32 scalar per tensor)": "4*N_t",
+    },
+    HF_TRAINER: {
+        "weights (fp32)": "4*N",
+        "weights, 16-bit copy": "2*N",
+        "gradients (fp32)": "4*N",
+        "AdamW exp_avg (fp32)": "4*N",
+        "AdamW exp_avg_sq (fp32)": "4*N",
+        "AdamW step (one fp32 scalar per tensor)": "4*N_t",
+    },
+    PLAYBOOK: {
+        "weights (bf16)": "2*N",
+        "gradients (bf16)": "2*N",
+        "weights (fp32)": "4*N",
+        "gradients (fp32)": "4*N",
+        "AdamW exp_avg (fp32)": "4*N",
+        "AdamW exp_avg_sq (fp32)": "4*N",
+        "AdamW step (one fp32 scalar per tensor)": "4*N_t",
+    },
+}
+
+# where each layout is stated (the figure per parameter, step scalars left out, as the source prints it)
+STATE_SOURCES: dict[str, str] = {
+    ADAMW_FP32: "plain fp32 training with torch.optim.AdamW: 4 + 4 + 4 + 4",
+    ADAMW_MIXED: "Rajbhandari et al. 2020 (ZeRO), §3.1: 2 + 2 + 12 = 16 (fp16 weights and gradients; fp32 master "
+                 "weights, momentum and variance)",
+    MEGATRON_BF16: "Megatron-LM docs, Distributed Optimizer (docs/api-guide/dist_optimizer.md): 18 bytes per "
+                   "parameter, non-distributed",
+    MEGATRON_FP16: "Megatron-LM docs, Distributed Optimizer (docs/api-guide/dist_optimizer.md): 20 bytes per "
+                   "parameter, non-distributed",
+    HF_TRAINER: "transformers docs, Model training anatomy (Anatomy of Model's Memory): 6 for weights (fp32 + a "
+                "16-bit copy), 4 for fp32 gradients, 8 for AdamW = 18",
+    PLAYBOOK: "Tazi et al. 2025, The Ultra-Scale Playbook, Memory usage in Transformers: bf16 weights and gradients "
+              "2 + 2, fp32 weights and gradients 4 + 4, Adam moments 4 + 4 = 20",
+}
+
 # torch.autocast: the same resident state as fp32 AdamW (its fp32 weights are the master copy); the 16-bit
 # copies of the weights are made per operation and live only until the backward pass has used them.
 # Not printed by the command line (same bytes as fp32); named so that a check can say which layout it verified.
 ADAMW_AUTOCAST = "AdamW under torch.autocast"
-RECIPES: dict[str, dict[str, str]] = {**TRAINING_STATE, ADAMW_AUTOCAST: dict(TRAINING_STATE[ADAMW_FP32])}
+RECIPES: dict[str, dict[str, str]] = {**TRAINING_STATE, ADAMW_AUTOCAST: dict(TRAINING_STATE[ADAMW_FP32]), **CONVENTIONS}
 
 # the values each family holds in its KV cache (times bytes per value b) are in helpers.families
 
@@ -118,12 +178,23 @@ class MemoryPart:
     bytes: int
 
 
+def bytes_per_parameter(recipe: str) -> int:
+    """Bytes of training state per parameter under ``recipe``, the per-tensor step scalars left out (16, 18, 20).
+
+    Introduced in ``08_flops_and_memory``. Read from the recipe's formulas (each part ``k*N``); the source of
+    each recipe is :data:`STATE_SOURCES`.
+    """
+    return sum(int(formula.removesuffix("*N")) for formula in RECIPES[recipe].values() if formula.endswith("*N"))
+
+
 def training_state(config: ModelConfig, recipe: str = ADAMW_MIXED) -> list[MemoryPart]:
     """The resident training state of ``recipe`` (``ADAMW_FP32``, ``ADAMW_MIXED`` or ``ADAMW_AUTOCAST``), part by part.
 
     Introduced in ``08_flops_and_memory``. Activations are not included (see :func:`activation_bytes`).
-    ``ADAMW_MIXED`` is the layout of ZeRO (Rajbhandari et al. 2020, §3.1) and Megatron: fp16 weights and
-    gradients for the passes, fp32 master weights and moments for the update. ``ADAMW_AUTOCAST`` keeps what
+    ``ADAMW_MIXED`` is the layout of ZeRO (Rajbhandari et al. 2020, §3.1): fp16 weights and gradients for
+    the passes, fp32 master weights and moments for the update, 16 bytes a parameter. ``MEGATRON_BF16``,
+    ``MEGATRON_FP16``, ``HF_TRAINER`` and ``PLAYBOOK`` are the 18- and 20-byte conventions that also keep fp32
+    gradients (:data:`STATE_SOURCES`). ``ADAMW_AUTOCAST`` keeps what
     ``torch.autocast`` training keeps: fp32 weights, gradients and moments, the same bytes as ``ADAMW_FP32``
     (the 16-bit copies it makes per operation are transient).
     """
@@ -139,6 +210,8 @@ def kv_cache_formula(config: ModelConfig) -> str | None:
     Introduced in ``07_decoder_llms``.
     """
     kv_cache = config.family.kv_cache
+    if kv_cache is not None:
+        config.check_runs(cache=True)  # a model (or a cache) transformers cannot run: refused, naming the key
     return None if kv_cache is None else kv_cache(config)
 
 
@@ -206,7 +279,8 @@ def quantized_weight_bytes(config: ModelConfig, bits: int = 4, group_size: int =
     in ``bits`` per value plus, for every ``group_size`` consecutive values (along a row of an ``nn.Linear``
     weight when its input width is a multiple of ``group_size``, as in every model of this series), a
     ``scale_bits`` scale and a ``zero_bits`` zero point: ``bits + (scale_bits + zero_bits)/group_size`` bits a
-    weight, 4.125 for 4 bits with a 16-bit scale per 128, 4.25 with a 16-bit zero point too. The components in
+    weight, 4.125 for 4 bits with a 16-bit scale per 128, 4.15625 with a zero point packed in 4 bits too (as
+    GPTQ's and AWQ's checkpoints store ``qzeros``: eight 4-bit zero points an int32). The components in
     ``keep`` (the embedding tables and the LM head by default) and every vector (biases, norm gains) stay at
     ``keep_bits``. Rounded up to whole bytes.
     """

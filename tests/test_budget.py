@@ -36,17 +36,29 @@ def test_hardware_file_has_every_gpu_with_its_source():
     gpus = hardware()["gpus"]
     assert list(gpus) == ["A100-80GB", "H100-SXM", "H200", "RTX-4090"]
     for key, g in gpus.items():
-        assert set(g) == {"name", "bf16_dense_tflops", "bf16_sparse_tflops", "memory_gb", "memory_bandwidth_gbps", "source"}
+        assert set(g) == {"name", "bf16_dense_tflops", "bf16_sparse_tflops", "memory_mib", "memory_datasheet",
+                          "memory_bandwidth_gbps", "source"}
+        assert isinstance(g["memory_mib"], int) and g["memory_datasheet"].endswith(" GB"), key
         assert g["bf16_dense_tflops"] * 2 == g["bf16_sparse_tflops"], f"{key}: dense is half the sparsity figure"
         assert g["source"].startswith("NVIDIA"), key
 
 
 def test_gpu_figures_are_exact_integers():
     h100 = gpu("H100-SXM")
-    assert (h100.flops, h100.bandwidth, h100.memory) == (989_500_000_000_000, 3_350_000_000_000, 80_000_000_000)
+    assert (h100.flops, h100.bandwidth, h100.memory) == (989_500_000_000_000, 3_350_000_000_000, 81_559 * 2**20)
     assert gpu("RTX-4090").flops == 165_200_000_000_000  # 165.2 TFLOPS, no float error
     assert all(isinstance(v, int) for g in gpu_table().values() for v in (g.flops, g.bandwidth, g.memory))
     assert gpu("h100-sxm") == h100
+
+
+def test_gpu_memory_is_binary_as_the_driver_reports_it():
+    # nvidia-smi memory.total, MiB: a datasheet's "80 GB" is 80 GiB of HBM, not 80·10⁹ bytes
+    assert {k: g.memory >> 20 for k, g in gpu_table().items()} == {
+        "A100-80GB": 81_920, "H100-SXM": 81_559, "H200": 143_771, "RTX-4090": 24_564}
+    assert all(g.memory % 2**20 == 0 for g in gpu_table().values())
+    a100 = gpu("A100-80GB")
+    assert a100.memory == 80 * 2**30 and a100.datasheet_memory == "80 GB"
+    assert a100.describe().endswith('81,920 MiB (datasheet: "80 GB")')
 
 
 def test_unknown_gpu_names_the_known_ones():
@@ -216,7 +228,7 @@ def test_decode_ceiling_is_bytes_over_bandwidth():
     assert s.bytes_per_step == weight_bytes(c, "bf16") + kv_cache_bytes(c, 4, 2048, "bf16")
     assert s.tokens_per_s == s.bandwidth_tokens_per_s == 4 * h100.bandwidth / s.bytes_per_step
     assert s.bound == "memory bandwidth" and s.gpus == 1
-    assert decode(load_config("gpt3-175b"), h100).gpus == 5  # 349 GB of weights + cache over 80 GB GPUs
+    assert decode(load_config("gpt3-175b"), h100).gpus == 5  # 334 GiB of weights + cache over 79.6 GiB GPUs
     int4 = decode(c, h100, batch=4, context=2048, dtype="int4")
     assert int4.weight_bytes * 4 == s.weight_bytes and int4.tokens_per_s > s.tokens_per_s
 
@@ -292,6 +304,8 @@ def test_budget_of_an_encoder_has_no_decode():
 def test_memory_sharded_text_and_json():
     text = run_cli("memory", "llama-7b", "--gpus", "8", "--zero", "3").stdout
     assert "total per GPU                                     13,476,832,396  12.55 GiB" in text
+    assert "8 GPUs = G_tp 1 (tensor parallel) × G_dp 8 (data parallel)" in text and "2N/G_dp" in text
+    assert "A100-80GB 81,920 MiB yes" in text
     doc = json.loads(run_cli("memory", "llama-7b", "--gpus", "16", "--zero", "2", "--tp", "2", "--json").stdout)
     assert list(doc) == ["model", "parameters", "parameter_tensors", "gpus", "zero", "tp", "dp", "recipe", "per_gpu",
                          "activations_included", "fits"]

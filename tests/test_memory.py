@@ -19,8 +19,9 @@ import pytest
 from helpers import count_model, load_config, param_table, parse_config
 from helpers.config import MODELS_DIR
 from helpers.memory import (
-    ADAMW_AUTOCAST, ADAMW_FP32, ADAMW_MIXED, DTYPE_BITS, FULL, NO_RECOMPUTE, SELECTIVE, Memory, activation_bytes,
-    activation_bytes_per_layer, attention_core_bytes, kv_cache_bytes, parameter_tensors, quantized_weight_bytes,
+    ADAMW_AUTOCAST, ADAMW_FP32, ADAMW_MIXED, DTYPE_BITS, FULL, HF_TRAINER, MEGATRON_BF16, MEGATRON_FP16,
+    NO_RECOMPUTE, PLAYBOOK, RECIPES, SELECTIVE, STATE_SOURCES, Memory, activation_bytes, activation_bytes_per_layer,
+    attention_core_bytes, bytes_per_parameter, kv_cache_bytes, parameter_tensors, quantized_weight_bytes,
     training_state, weight_bytes,
 )
 
@@ -110,6 +111,64 @@ def test_both_recipes_are_16_bytes_per_parameter_plus_4_per_tensor():
     N, N_t = count_model(c).total, len(param_table(c))
     for recipe in (ADAMW_FP32, ADAMW_MIXED):
         assert sum(parts(c, recipe).values()) == 16 * N + 4 * N_t
+
+
+def test_the_published_conventions_16_18_20():
+    """ZeRO 16; Megatron-LM 18 (bf16 params, fp32 main grads) or 20 (fp16 params and grads); HF Trainer 18; the
+    Ultra-Scale Playbook 20: each source's figure, from the recipe's parts; every recipe names its source."""
+    assert {r: bytes_per_parameter(r) for r in (ADAMW_FP32, ADAMW_MIXED, MEGATRON_BF16, MEGATRON_FP16, HF_TRAINER,
+                                                 PLAYBOOK)} == {ADAMW_FP32: 16, ADAMW_MIXED: 16, MEGATRON_BF16: 18,
+                                                                MEGATRON_FP16: 20, HF_TRAINER: 18, PLAYBOOK: 20}
+    assert set(STATE_SOURCES) | {ADAMW_AUTOCAST} == set(RECIPES)
+    c = load_config("llama-7b")
+    N, N_t = count_model(c).total, parameter_tensors(c)
+    for recipe in RECIPES:
+        assert sum(parts(c, recipe).values()) == bytes_per_parameter(recipe) * N + 4 * N_t, recipe
+
+
+def _mixed_step(c, low, keep_fp32_grads):
+    """One AdamW step on an fp32 master copy, gradients from a 16-bit model: the tensors each layout keeps."""
+    torch.manual_seed(0)
+    master = torch_ref.build(c, "cpu")
+    for p in master.parameters():
+        torch.nn.init.normal_(p, std=0.02)
+    model = torch_ref.build(c, "cpu").to(low)
+    model.load_state_dict(master.state_dict())
+    _scalar(model(torch.randint(0, c["V"], (2, 5)))).backward()
+    optimizer = torch.optim.AdamW(master.parameters(), lr=1e-3)
+    main_grads = [h.grad.float() for h in model.parameters()]  # accumulated in fp32 (Megatron's main_grad)
+    for p, g in zip(master.parameters(), main_grads):
+        p.grad = g
+    optimizer.step()
+    states = [optimizer.state[p] for p in master.parameters()]
+    return model, master, (main_grads if keep_fp32_grads else []), states
+
+
+@pytest.mark.parametrize("model_type", ["bert", "gpt2", "llama"])
+def test_the_18_and_20_byte_layouts_are_every_tensor(model_type):
+    c = parse_config(TINY[model_type])
+    steps = lambda states: nbytes(s["step"] for s in states)  # noqa: E731
+    # Megatron-LM, bf16 params: the model's gradients are the fp32 main grads themselves (no 16-bit grads)
+    model, master, main_grads, states = _mixed_step(c, torch.bfloat16, True)
+    assert {"weights (bf16)": nbytes(model.parameters()), "main gradients (fp32)": nbytes(main_grads),
+            "main weights (fp32)": nbytes(master.parameters()),
+            "AdamW exp_avg (fp32)": nbytes(s["exp_avg"] for s in states),
+            "AdamW exp_avg_sq (fp32)": nbytes(s["exp_avg_sq"] for s in states),
+            "AdamW step (one fp32 scalar per tensor)": steps(states)} == parts(c, MEGATRON_BF16)
+    # fp16 params and grads beside fp32 main grads: Megatron-LM's 20, the playbook's 20 (bf16) likewise
+    model, master, main_grads, states = _mixed_step(c, torch.float16, True)
+    low = {"weights (fp16)": nbytes(model.parameters()), "gradients (fp16)": nbytes(h.grad for h in model.parameters())}
+    assert {**low, "main gradients (fp32)": nbytes(main_grads), "main weights (fp32)": nbytes(master.parameters()),
+            "AdamW exp_avg (fp32)": nbytes(s["exp_avg"] for s in states),
+            "AdamW exp_avg_sq (fp32)": nbytes(s["exp_avg_sq"] for s in states),
+            "AdamW step (one fp32 scalar per tensor)": steps(states)} == parts(c, MEGATRON_FP16)
+    assert sum(low.values()) + nbytes(main_grads) + nbytes(master.parameters()) + 2 * nbytes(master.parameters()) + \
+        steps(states) == sum(parts(c, PLAYBOOK).values())
+    # the Hugging Face Trainer's account: fp32 weights + a 16-bit copy, fp32 gradients, AdamW
+    assert {"weights (fp32)": nbytes(master.parameters()), "weights, 16-bit copy": nbytes(model.parameters()),
+            "gradients (fp32)": nbytes(main_grads), "AdamW exp_avg (fp32)": nbytes(s["exp_avg"] for s in states),
+            "AdamW exp_avg_sq (fp32)": nbytes(s["exp_avg_sq"] for s in states),
+            "AdamW step (one fp32 scalar per tensor)": steps(states)} == parts(c, HF_TRAINER)
 
 
 KV_CASES = [
@@ -346,7 +405,7 @@ def test_quantized_weights_with_group_scales():
     kept = N - quantised
     assert kept == 2 * c["V"] * c["H"] + (2 * c["L"] + 1) * c["H"]
     assert 8 * quantized_weight_bytes(c) == quantised * 4 + quantised // 128 * 16 + kept * 16  # 4.125 bits
-    assert 8 * quantized_weight_bytes(c, zero_bits=16) == quantised * 4 + quantised // 128 * 32 + kept * 16  # 4.25
+    assert 8 * quantized_weight_bytes(c, zero_bits=4) == quantised * 4 + quantised // 128 * 20 + kept * 16  # 4.15625
     assert quantized_weight_bytes(c, bits=16, scale_bits=0) == weight_bytes(c, "fp16")
     assert weight_bytes(c, "int4") < quantized_weight_bytes(c) < weight_bytes(c, "int8")
 
@@ -367,6 +426,29 @@ def test_quantized_bytes_are_the_tensors_of_a_group_wise_format():
         else:
             stored.append(w.to(torch.float16))
     assert nbytes(stored) == quantized_weight_bytes(c, group_size=16)
+
+
+def test_packed_4_bit_zero_points_as_gptq_and_awq_store_them():
+    """Asymmetric 4-bit: packed values, an fp16 scale and a 4-bit zero point per group, eight zero points an int32
+    (the ``qzeros`` of GPTQ/AWQ checkpoints): 4 + (16 + 4)/g bits a weight."""
+    c = parse_config({**TINY["llama"], "hidden_size": 32, "intermediate_size": 48})
+    torch.manual_seed(0)
+    stored = []
+    for p in torch_ref.build(c, "cpu").parameters():
+        w = p.detach()
+        if w.dim() == 2 and w.shape != (c["V"], c["H"]):
+            groups = w.reshape(-1, 16)
+            low, high = groups.amin(dim=1, keepdim=True), groups.amax(dim=1, keepdim=True)
+            scale = (high - low) / 15
+            zero = (-low / scale).round().clamp(0, 15).to(torch.int32)  # 0..15
+            q = ((groups / scale).round() + zero).clamp(0, 15).to(torch.uint8)
+            packed = q[:, 0::2] | (q[:, 1::2] << 4)
+            z = zero.reshape(-1, 8)
+            qzeros = sum(z[:, i] << (4 * i) for i in range(8)).to(torch.int32)  # eight 4-bit zeros a word
+            stored += [packed, scale.to(torch.float16), qzeros]
+        else:
+            stored.append(w.to(torch.float16))
+    assert nbytes(stored) == quantized_weight_bytes(c, group_size=16, zero_bits=4)
 
 
 def test_an_encoder_decoder_stores_the_activations_of_both_stacks():

@@ -13,7 +13,7 @@ from ..params import FEED_FORWARD
 
 
 def _llama70_int8_cache_gib() -> float:
-    """08.1: Llama 2 70B's KV cache for one sequence of 32,768 tokens (eight times its context), int8, in GiB."""
+    """08.2: Llama 2 70B's KV cache for one sequence of 32,768 tokens (eight times its context), int8, in GiB."""
     return kv_cache_bytes(load_config("llama-2-70b"), 1, 32768, "int8") / 2**30
 
 
@@ -81,9 +81,9 @@ def _kv_cases() -> list[Case]:
 
 
 register(
-    Exercise("08.1", "predict", answer=_llama70_int8_cache_gib, tolerance=0.1, unit=" GiB"),
-    Exercise("08.2", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
+    Exercise("08.1", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
              hint="Hoffmann et al. 2022 say what their N includes in Appendix F (the next slide, 'Which N?')"),
+    Exercise("08.2", "predict", answer=_llama70_int8_cache_gib, tolerance=0.1, unit=" GiB"),
     Exercise("08.3", "predict", answer=_crossover, tolerance=0.1),
     Exercise("08.4", "predict", answer=_eight_bit_adam_bytes_per_parameter, tolerance=0.1, unit=" bytes"),
     Exercise("08.5", "code", cases=_kv_cases, solution=_kv_bytes),

@@ -13,11 +13,11 @@ _PART_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#C44E52", "#8C8C8C
 
 def zero_stage_bars(stages: Mapping[str, Mapping[str, int]], limits: Mapping[str, int], title: str,
                     ax: plt.Axes | None = None) -> plt.Axes:
-    """Stacked bars of training-state bytes per GPU (in GB, 10⁹ bytes), one bar per ZeRO stage, one segment per part.
+    """Stacked bars of training-state bytes per GPU (in GiB, 2³⁰ bytes), one bar per ZeRO stage, one segment per part.
 
     Introduced in ``10_budgets``. ``stages`` maps a bar label to {part: bytes} (as
     :func:`helpers.budget.sharded_state` gives them); ``limits`` draws a dashed line per GPU memory size
-    (datasheet bytes). Totals are written on top of the bars.
+    (the bytes the driver reports). Totals are written on top of the bars.
     """
     ax = ax or plt.subplots()[1]
     parts: list[str] = []
@@ -26,17 +26,17 @@ def zero_stage_bars(stages: Mapping[str, Mapping[str, int]], limits: Mapping[str
     names = list(stages)
     bottoms = [0.0] * len(names)
     for i, part in enumerate(parts):
-        values = [stages[n].get(part, 0) / 1e9 for n in names]
+        values = [stages[n].get(part, 0) / 2**30 for n in names]
         ax.bar(names, values, bottom=bottoms, color=_PART_COLOURS[i % len(_PART_COLOURS)], width=0.6,
                label=part, edgecolor="white")
         bottoms = [b + v for b, v in zip(bottoms, values)]
     for x, whole in enumerate(bottoms):
-        ax.text(x, whole, f"{whole:,.1f} GB", ha="center", va="bottom", fontsize=9)
+        ax.text(x, whole, f"{whole:,.1f} GiB", ha="center", va="bottom", fontsize=9)
     for label, size in limits.items():
-        ax.axhline(size / 1e9, color="#444444", linestyle="--", linewidth=1)
-        ax.text(len(names) - 0.5, size / 1e9, f" {label} ", ha="right", va="bottom", fontsize=8, color="#444444")
-    ax.set_ylim(0, max([*bottoms, *(v / 1e9 for v in limits.values())]) * 1.15)
-    ax.set_ylabel("GB per GPU (10⁹ bytes)")
+        ax.axhline(size / 2**30, color="#444444", linestyle="--", linewidth=1)
+        ax.text(len(names) - 0.5, size / 2**30, f" {label} ", ha="right", va="bottom", fontsize=8, color="#444444")
+    ax.set_ylim(0, max([*bottoms, *(v / 2**30 for v in limits.values())]) * 1.15)
+    ax.set_ylabel("GiB per GPU (2³⁰ bytes)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     ax.set_title(title)
     return ax
