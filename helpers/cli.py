@@ -31,6 +31,7 @@ from .config import ConfigError, ModelConfig, load_config, model_names
 from .count import breakdown, count_model, describe, named_params, naming_header, tensor_table, count_json
 from .params import CHECKPOINT, TRANSFORMERS, checkpoint_layout
 from . import budget as _budget
+from . import fallback as _fallback
 from . import flops as _flops
 from . import memory as _memory
 
@@ -147,6 +148,7 @@ def _batch_and_length(config: ModelConfig, args: argparse.Namespace, required: b
 
 
 def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    config.check_runs()  # transformers builds it but cannot run it: refused in one line naming the key
     batch, seq_len = _batch_and_length(config, args, required=True)
     result = _flops.forward_flops(config, batch, seq_len)
     if args.json:
@@ -196,6 +198,7 @@ def _mfu(value: str | None) -> float:
 
 
 def _budget_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    config.check_runs()  # transformers builds it but cannot run it: refused in one line naming the key
     tokens, mfu = _tokens(args.tokens), _mfu(args.mfu)
     if args.gpu is None:
         raise ConfigError("--gpu", f"is required: one of {', '.join(_budget.gpu_table())}")
@@ -214,6 +217,7 @@ def _budget_command(config: ModelConfig, args: argparse.Namespace) -> str:
 
 
 def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    config.check_runs()  # transformers builds it but cannot run it: refused in one line naming the key
     if args.gpus is not None or args.zero is not None or args.tp is not None:
         if args.gpus is None:
             raise ConfigError("--gpus", "is required with --zero or --tp (a positive integer)")
@@ -230,14 +234,38 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
     return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
 
 
+def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Namespace) -> str:
+    """``count`` and ``memory`` of a model type no family teaches, counted by transformers; the rest refused."""
+    model_type = raw["model_type"]
+    if args.command not in ("count", "memory"):
+        raise _fallback.refuse(model_type, args.command)
+    for option in ("names", "batch", "seq_len", "gpus", "zero", "tp"):
+        value = getattr(args, option, None)
+        if value is not None and value != TRANSFORMERS:
+            raise _fallback.refuse(model_type, f"--{option.replace('_', '-')}")
+    if args.command == "memory" and args.dtype not in _memory.DTYPE_BITS:
+        raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
+    result = _fallback.count_by_transformers(raw, name, getattr(args, "model_class", None), labels)
+    if args.command == "memory":
+        return json.dumps(_fallback.counted_memory_json(result)) if args.json else _fallback.memory_text(result)
+    return json.dumps(_fallback.counted_json(result)) if args.json else _fallback.count_text(result, args.tensors)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
         labels = getattr(args, "num_labels", None)
-        config = load_config(args.config, model_class=getattr(args, "model_class", None),
-                             num_labels=None if labels is None else _positive("--num-labels", labels))
-        output = args.run(config, args)
+        labels = None if labels is None else _positive("--num-labels", labels)
+        try:
+            config = load_config(args.config, model_class=getattr(args, "model_class", None), num_labels=labels)
+        except ConfigError as error:  # a model_type with no family: transformers counts it (helpers.fallback)
+            untaught = _fallback.untaught_config(args.config) if error.field == "model_type" else None
+            if untaught is None:
+                raise
+            output = _by_transformers(*untaught, labels, args)
+        else:
+            output = args.run(config, args)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

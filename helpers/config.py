@@ -52,10 +52,15 @@ class Size:
 
 @dataclass(frozen=True)
 class Flag:
-    """One boolean switch a family reads (``tie_word_embeddings``, ``attention_bias`` ...)."""
+    """One boolean switch a family reads (``tie_word_embeddings``, ``attention_bias`` ...).
+
+    ``nullable``: transformers accepts ``null`` for it (a ``bool | None`` field, read as the default); most of its
+    config classes declare ``bool`` and refuse ``null``, so the engine refuses it too.
+    """
 
     key: str
     default: bool
+    nullable: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,20 @@ class ModelConfig:
     lists: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     # another transformers class of the family (``--class``: ``BertForMaskedLM``); None: the family's default
     model_class: str | None = None
+    # what transformers builds but cannot run, as {"forward": (key, why), "cache": (key, why)}: its forward pass fails
+    # (LLaMA's key/value heads not dividing the query heads), or its KV cache does (a sliding_attention layer without a
+    # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`)
+    cannot_run: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def check_runs(self, cache: bool = False) -> None:
+        """Raise a :class:`ConfigError` naming the key when transformers cannot run this model (with ``cache``: or
+        cannot keep its KV cache, or the engine does not model that cache). See ``cannot_run``.
+
+        No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+        """
+        for what in ("forward", "cache") if cache else ("forward",):
+            if what in self.cannot_run:
+                raise ConfigError(*self.cannot_run[what])
 
     @property
     def family(self) -> Family:
@@ -129,10 +148,11 @@ def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
     if not given:
         return None if nulled and size.nullable else size.default
     values = {key: _read_int(key, raw[key]) for key in given}
-    if len(set(values.values())) > 1:
-        both = " and ".join(f"{key} = {value}" for key, value in values.items())
-        raise ConfigError(size.key, f"is given twice with different values ({both})")
-    key, value = next(iter(values.items()))
+    # transformers' config classes set the field from its own key, then apply their attribute_map: an alias, when the
+    # file gives one, overrides the field's own key (the last alias in the file's order wins), as it does there
+    aliases = [key for key in raw if key in size.aliases and key in values]
+    key = aliases[-1] if aliases else size.key
+    value = values[key]
     if value < size.minimum:
         raise ConfigError(key, f"must be at least {size.minimum}, got {value}")
     return value
@@ -154,6 +174,9 @@ def _read_pad(raw: Mapping[str, Any], family: Family, sizes: Mapping[str, int]) 
 def _read_flag(raw: Mapping[str, Any], flag: Flag) -> bool:
     value = raw.get(flag.key, flag.default)
     if value is None:
+        if not flag.nullable:  # a ``bool`` field of transformers' config class: null fails its validation
+            raise ConfigError(flag.key, "must be true or false, got null (leave the key out for the default "
+                                        f"{json.dumps(flag.default)})")
         return flag.default
     if not isinstance(value, bool):
         raise ConfigError(flag.key, f"must be true or false, got {json.dumps(value)}")
@@ -260,13 +283,16 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     # transformers refuses a hidden size the heads do not divide: always (LLaMA), only without head_dim (Qwen2,
     # Qwen3, Phi-3: their projections are A·d_k wide whatever H is) or never (Gemma, T5)
     rule = family.heads_divide_hidden
-    if rule == "always" or (rule == "unless head_dim" and "d_k" not in sizes):
+    unchecked = family.heads_checked_by_layers and sizes.get("L") == 0  # no attention layer built to check them
+    if not unchecked and (rule == "always" or (rule == "unless head_dim" and "d_k" not in sizes) or (
+            rule == "unless embedding_size" and "embedding_size" not in raw)):
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
     pad = _read_pad(raw, family, sizes)
     chosen = _read_class(raw, family, model_class, num_labels, sizes, flags)
+    cannot_run = (family.runs(raw, sizes, flags) if family.runs is not None else None) or {}
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,
-                       model_class=chosen)
+                       model_class=chosen, cannot_run=cannot_run)
 
 
 def model_names() -> list[str]:

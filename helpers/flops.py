@@ -140,6 +140,7 @@ def forward_flops(config: ModelConfig, batch: int, seq_len: int) -> Flops:
     """
     if batch < 1 or seq_len < 1:
         raise ValueError(f"batch and seq_len must be positive, got {batch} and {seq_len}")
+    config.check_runs()  # a model transformers builds but cannot run: refused, naming the key
     formulas = flop_formulas(config)
     values = {name: evaluate(formula, config, B=batch, S=seq_len) for name, formula in formulas.items()}
     counted = _from_table(config, batch, seq_len)
@@ -181,6 +182,9 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     # a mixture of experts: the routed experts' weights each token leaves unused (E − k of E)
     idle = sum((n * (p.count - matmul_count(p) * evaluate(p.tokens, c, B=1, S=1)) for p, n in rows
                 if p.kind == EXPERT), 0)
+    # a weight run more than once per token (ALBERT's shared layers: stored once, run L times): 6·N·D charges it once
+    reruns = sum((n * matmul_count(p) * (matmul_tokens(p, c, B, flops.seq_len) - D) for p, n in rows
+                  if p.kind != EXPERT and matmul_tokens(p, c, B, flops.seq_len) > D), 0)
     parts = flops.by_component()
     gap = {
         "embedding tables (lookups, no matmul)": 6 * D * lookups,
@@ -190,6 +194,8 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
         gap["pooler on the [CLS] token only"] = 6 * (D - B) * pooler
     if idle:
         gap["routed experts a token does not use"] = 6 * D * idle
+    if reruns:
+        gap["shared weights run again (stored once in N)"] = -6 * reruns
     gap["attention scores/values (S², no parameters)"] = -3 * parts[ATTENTION_SCORES]
     assert sum(gap.values()) == six_n_d(c, B, flops.seq_len) - flops.training
     return gap

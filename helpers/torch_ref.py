@@ -750,6 +750,93 @@ class Phi3ForCausalLM(_VariantForCausalLM):
     model_class = Phi3Model
 
 
+# --- OLMo 2, SmolLM3, Gemma 3 (text) ------------------------------------------------------------
+
+class Olmo2Attention(LlamaAttention):
+    """OLMo 2's attention: LLaMA's, queries and keys normalised over the whole projection (A·d_k, A_kv·d_k)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.q_norm = RMSNorm(c["A"] * c["d_k"])
+        self.k_norm = RMSNorm(c["A_kv"] * c["d_k"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q = _rotate(_heads(self.q_norm(self.q_proj(x)), self.heads), cos, sin)
+        k = _rotate(_heads(self.k_norm(self.k_proj(x)), self.kv_heads), cos, sin)
+        v = _heads(self.v_proj(x), self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        return self.o_proj(_merge(_attention(q, k, v, causal=True)))
+
+
+class Olmo2DecoderLayer(nn.Module):
+    """An OLMo 2 layer: no norm before a sub-layer, one after each (``post_attention``, ``post_feedforward``)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = Olmo2Attention(c)
+        self.mlp = LlamaMLP(c)
+        self.post_attention_layernorm = RMSNorm(c["H"])
+        self.post_feedforward_layernorm = RMSNorm(c["H"])
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.post_attention_layernorm(self.self_attn(x, cos, sin))
+        return x + self.post_feedforward_layernorm(self.mlp(x))
+
+
+class Olmo2Model(_VariantModel):
+    """``model.`` of ``Olmo2ForCausalLM``: token table, L OLMo 2 layers, final RMSNorm."""
+
+    layer_class = Olmo2DecoderLayer
+
+
+class Olmo2ForCausalLM(_VariantForCausalLM):
+    """``Olmo2ForCausalLM``: LLaMA's matrices, norms after the sub-layers, QK-norm over the projections."""
+
+    model_class = Olmo2Model
+
+
+class SmolLM3Model(LlamaModel):
+    """``model.`` of ``SmolLM3ForCausalLM``: LLaMA's; the layers whose ``rope`` entry is 0 attend without rotation."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.rope = c.lists["rope"]
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        cos, sin = rotary_angles(self.d_k, input_ids.shape[1], input_ids.device, x.dtype)
+        for layer, rope in zip(self.layers, self.rope):
+            x = layer(x, cos, sin) if rope else layer(x, torch.ones_like(cos), torch.zeros_like(sin))  # NoPE
+        return self.norm(x)
+
+
+class SmolLM3ForCausalLM(_VariantForCausalLM):
+    """``SmolLM3ForCausalLM``: LLaMA with NoPE layers (no rotary positions on every 4th by default), tied head."""
+
+    model_class = SmolLM3Model
+
+
+class Gemma3DecoderLayer(Gemma2DecoderLayer):
+    """A Gemma 3 layer: Gemma 2's four norms, its attention with per-head q/k RMSNorms (Qwen3's)."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__(c)
+        self.self_attn = Qwen3Attention(c)  # replaces LLaMA's attention in place: the registration order is kept
+
+
+class Gemma3TextModel(_VariantModel):
+    """``model.`` of ``Gemma3ForCausalLM``: token table, L Gemma 3 layers, final RMSNorm."""
+
+    layer_class = Gemma3DecoderLayer
+
+
+class Gemma3ForCausalLM(_VariantForCausalLM):
+    """``Gemma3ForCausalLM``: Gemma 2's sandwiched layers with QK-norm, tied head (eager: the window masks only)."""
+
+    model_class = Gemma3TextModel
+
+
 # --- OPT -----------------------------------------------------------------------------------------
 
 class OPTAttention(nn.Module):
@@ -1134,11 +1221,11 @@ class AlbertLayer(nn.Module):
 
 
 class AlbertLayerGroup(nn.Module):
-    """One group holding one layer (``albert_layers.0``)."""
+    """One group holding its K layers (``albert_layers.0`` ... ``albert_layers.{K-1}``; ``inner_group_num``)."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.albert_layers = nn.ModuleList([AlbertLayer(c)])
+        self.albert_layers = nn.ModuleList([AlbertLayer(c) for _ in range(c["K"])])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.albert_layers:
@@ -1147,18 +1234,18 @@ class AlbertLayerGroup(nn.Module):
 
 
 class AlbertTransformer(nn.Module):
-    """``embedding_hidden_mapping_in`` d_e → H, then the ONE shared layer group run L times."""
+    """``embedding_hidden_mapping_in`` d_e → H, then L runs, run i through group ``int(i / (L / G))`` (one: shared)."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.layers = c["L"]
+        self.layers, self.groups = c["L"], c["G"]
         self.embedding_hidden_mapping_in = nn.Linear(c["d_e"], c["H"])
-        self.albert_layer_groups = nn.ModuleList([AlbertLayerGroup(c)])
+        self.albert_layer_groups = nn.ModuleList([AlbertLayerGroup(c) for _ in range(c["G"])])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.embedding_hidden_mapping_in(x)
-        for _ in range(self.layers):  # the same parameters, L times
-            x = self.albert_layer_groups[0](x)
+        for i in range(self.layers):  # the same parameters, L times (each group's, L / G times)
+            x = self.albert_layer_groups[int(i / (self.layers / self.groups))](x)
         return x
 
 

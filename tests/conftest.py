@@ -63,3 +63,62 @@ def hf_model(raw: dict, device: str = "meta"):
     config._experts_implementation = "eager"  # a mixture's experts one matmul each (no effect on a dense model)
     with torch.device(device):
         return getattr(transformers, FAMILIES[raw["model_type"]].architecture)(config)
+
+
+def assert_counted_as_built(raw: dict):
+    """transformers builds ``raw`` (meta device) and the engine counts it: the same tensors, name by name and shape
+    by shape, and the same total. Returns the engine's config."""
+    from helpers import count_model, param_table, parse_config
+
+    c = parse_config(raw)
+    model = hf_model(raw)
+    assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert count_model(c).total == sum(p.numel() for p in model.parameters())
+    return c
+
+
+def forward_error(raw: dict, device: str = "meta", use_cache: bool = True) -> Exception | int:
+    """What transformers' forward pass on 1 × 3 tokens raises, or the FLOPs it counts where it runs (FlopCounterMode).
+    On the meta device shapes alone decide (and only with the cache on: without one, the causal mask reads a value);
+    a mixture of experts routes by values, and a run without the cache needs values: give a tiny config on "cpu"."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    try:
+        model = hf_model(raw, device).eval()
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model(torch.zeros(1, 3, dtype=torch.long, device=device), use_cache=use_cache)
+    except Exception as error:  # noqa: BLE001 - whatever transformers raises is the answer
+        return error
+    return counter.get_total_flops()
+
+
+def assert_runs_where_transformers_runs(path: Path, forward: str | None, cache: str | None) -> None:
+    """``count`` answers; ``flops`` refuses in one line naming ``forward`` (the key that breaks transformers' forward
+    pass), ``memory`` naming it or ``cache`` (the key that breaks its KV cache); None: each answers."""
+    assert run_cli("count", str(path)).returncode == 0
+    flops = run_cli("flops", "--batch", "1", "--seq-len", "16", str(path))
+    if forward is None:
+        assert flops.returncode == 0, flops.stderr
+    else:
+        assert_refused(flops, forward)
+    memory = run_cli("memory", str(path))
+    if forward is None and cache is None:
+        assert memory.returncode == 0, memory.stderr
+    else:
+        assert_refused(memory, forward or cache)
+
+
+def assert_answered_where_transformers_runs(raw: dict, path: Path, forward: str | None, cache: str | None) -> None:
+    """A config transformers builds: ``count`` equals its build; on 1 × 3 tokens the engine's FLOPs equal
+    FlopCounterMode's where transformers' forward pass runs, and it fails where ``forward`` or ``cache`` names a key;
+    the CLI's ``flops`` and ``memory`` refuse exactly there (:func:`assert_runs_where_transformers_runs`)."""
+    from helpers.flops import forward_flops
+
+    c = assert_counted_as_built(raw)
+    ran = forward_error(raw)
+    if forward is None and cache is None:
+        assert ran == forward_flops(c, 1, 3).forward
+    else:
+        assert isinstance(ran, Exception)
+    assert_runs_where_transformers_runs(path, forward, cache)

@@ -357,6 +357,44 @@ def deepseek_v3_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def olmo2_configs(draw) -> dict:
+    """OLMo 2: LLaMA's shapes (head_dim free of H/A), QK-norm over the projections; a table wide enough for its
+    padding index (1 by default)."""
+    config = {**draw(llama_configs()), "model_type": "olmo2", "vocab_size": draw(st.integers(2, 64))}
+    del config["mlp_bias"]  # Olmo2Config has no such switch (its MLP never has a bias)
+    return config
+
+
+@st.composite
+def smollm3_configs(draw) -> dict:
+    """SmolLM3: LLaMA's shapes, NoPE every ``no_rope_layer_interval``-th layer (or a list), windowed NoPE layers
+    when ``use_sliding_window``; a padding index inside the table (its default, 128004, lies outside these tables)."""
+    config = {**draw(llama_configs()), "model_type": "smollm3"}
+    config["num_hidden_layers"] = L = draw(st.integers(1, 5))
+    if "num_key_value_heads" not in config:  # SmolLM3's default is 4 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    config["pad_token_id"] = draw(st.one_of(st.none(), st.integers(0, config["vocab_size"] - 1)))
+    if draw(st.booleans()):
+        config["no_rope_layer_interval"] = draw(st.integers(1, 4))
+    elif draw(st.booleans()):
+        config["no_rope_layers"] = draw(st.lists(st.integers(0, 1), min_size=L, max_size=L))
+    if draw(st.booleans()):
+        config["use_sliding_window"] = True
+        config["sliding_window"] = draw(st.integers(2, 8))
+    return config
+
+
+@st.composite
+def gemma3_text_configs(draw) -> dict:
+    """Gemma 3 (text): Gemma 2's shapes (A divides H), QK-norm, a window S can pass, the local:global pattern."""
+    config = {**draw(gemma2_configs()), "model_type": "gemma3_text"}
+    config["num_hidden_layers"] = draw(st.integers(1, 6))
+    if draw(st.booleans()):
+        config["sliding_window_pattern"] = draw(st.integers(1, 4))
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -379,6 +417,9 @@ STRATEGIES = {
     "electra": electra_configs("electra"),
     "albert": electra_configs("albert"),
     "deepseek_v3": deepseek_v3_configs(),
+    "olmo2": olmo2_configs(),
+    "smollm3": smollm3_configs(),
+    "gemma3_text": gemma3_text_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -443,4 +484,373 @@ TINY = {
                     "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2, "first_k_dense_replace": 1,
                     "n_group": 4, "topk_group": 2, "q_lora_rank": 12, "kv_lora_rank": 6, "qk_nope_head_dim": 4,
                     "qk_rope_head_dim": 2, "v_head_dim": 3},
+    # OLMo 2: QK-norm over the projections, norms after the sub-layers
+    "olmo2": {"model_type": "olmo2", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20},
+    # SmolLM3: layer 3 without rotary positions (NoPE), and windowed (use_sliding_window)
+    "smollm3": {"model_type": "smollm3", "vocab_size": 40, "pad_token_id": 0, "hidden_size": 16,
+                "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 4, "intermediate_size": 20,
+                "use_sliding_window": True, "sliding_window": 4},
+    # Gemma 3: layers 0 and 1 local (window 4), layer 2 global (sliding_window_pattern 3); head_dim 6 against H/A = 3
+    "gemma3_text": {"model_type": "gemma3_text", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
+                    "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+                    "sliding_window": 4, "sliding_window_pattern": 3},
 }
+
+
+# --- the whole space transformers accepts (tests/test_fuzz.py) ----------------------------------------------
+# Raw configs as users write them: aliases, absent and null keys, head_dim not H/A, layer_types, keys that change
+# no parameter, depths 0 and 1, group counts, heads that do not divide the width -- configs transformers refuses
+# included (the engine must then refuse them too). One entry per model_type; families replace theirs below.
+WIDE: dict[str, st.SearchStrategy[dict]] = {**STRATEGIES}
+
+
+@st.composite
+def _widened(draw, config: dict, aliases: dict[str, str], depth: str | tuple[str, ...], noise: dict) -> dict:
+    """``config`` as users write it: each key kept, left out (transformers' default), null, or under its alias;
+    depths 0 to 3; plus keys from ``noise`` (key: strategy of its value) that change no parameter, or should not."""
+    config = dict(config)
+    for key in depth if isinstance(depth, tuple) else (depth,):
+        if key in config:
+            config[key] = draw(st.integers(0, 3))
+    for key in [k for k in config if k != "model_type"]:
+        fate = draw(st.sampled_from(["keep"] * 24 + ["absent"] * 2 + ["null"] + ["alias"] * 3))
+        if fate == "absent":
+            del config[key]
+        elif fate == "null":
+            config[key] = None
+        elif fate == "alias" and key in aliases:
+            config[aliases[key]] = config.pop(key)
+            if draw(st.integers(0, 5)) == 0:  # both names, the same value or another one
+                config[key] = draw(st.sampled_from([config[aliases[key]], draw(st.integers(1, 4))]))
+    for key, values in noise.items():
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    if "layer_types" in noise and draw(st.booleans()):  # one type per layer (of the depth given, or a guess)
+        layers = next((config[k] for k in (depth if isinstance(depth, tuple) else (depth,)) if config.get(k) is not None), 2)
+        config["layer_types"] = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention", "chunked_attention"]),
+                                              min_size=layers, max_size=layers))
+    return config
+
+
+# keys many configs carry that change no parameter: the window of a cache, the dtype, the generation switches
+_WINDOW = st.one_of(st.none(), st.integers(1, 8))
+COMMON_NOISE = {
+    "use_cache": st.booleans(),
+    "sliding_window": _WINDOW,
+    "attention_chunk_size": _WINDOW,
+    "torch_dtype": st.sampled_from(["float32", "bfloat16", None]),
+    "layer_norm_eps": st.sampled_from([1e-5, 1e-12]),
+    "initializer_range": st.sampled_from([0.02, 0.5]),
+    "bos_token_id": st.one_of(st.none(), st.integers(0, 3)),
+    "eos_token_id": st.one_of(st.none(), st.integers(0, 3)),
+}
+
+
+@st.composite
+def wide_bert_configs(draw, model_type: str) -> dict:
+    """BERT / RoBERTa / XLM-RoBERTa: heads that may not divide H, absent and null keys, a padding index anywhere."""
+    config = draw(bert_configs(model_type))
+    if draw(st.integers(0, 4)) == 0:
+        config["num_attention_heads"] = draw(st.integers(1, 5))
+    noise = {**COMMON_NOISE, "pad_token_id": st.one_of(st.none(), st.integers(0, 4)),
+             "is_decoder": st.booleans(), "position_embedding_type": st.sampled_from(["absolute", None]),
+             "embedding_size": st.integers(1, 8), "head_dim": st.integers(1, 8), "add_cross_attention": st.booleans()}
+    return draw(_widened(config, {}, "num_hidden_layers", noise))
+
+
+@st.composite
+def wide_gpt2_configs(draw) -> dict:
+    """GPT-2: its four aliases, n_inner null or absent (4H), heads that may not divide n_embd, switches."""
+    config = draw(gpt2_configs())
+    depth = ("n_layer", "num_hidden_layers")
+    noise = {**COMMON_NOISE, "scale_attn_by_inverse_layer_idx": st.booleans(), "reorder_and_upcast_attn": st.booleans(),
+             "n_ctx": st.integers(1, 40), "summary_type": st.sampled_from(["cls_index", "last"]),
+             "add_cross_attention": st.booleans(),
+             "layer_types": st.none()}
+    if draw(st.integers(0, 4)) == 0:
+        config["n_head" if "n_head" in config else "num_attention_heads"] = draw(st.integers(1, 5))
+    aliases = {"n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+               "n_positions": "max_position_embeddings"}
+    return draw(_widened(config, aliases, depth, noise))
+
+
+@st.composite
+def wide_distilbert_configs(draw) -> dict:
+    config = draw(distilbert_configs())
+    if draw(st.integers(0, 4)) == 0:
+        config["n_heads" if "n_heads" in config else "num_attention_heads"] = draw(st.integers(1, 5))
+    aliases = {"dim": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers"}
+    noise = {**COMMON_NOISE, "sinusoidal_pos_embds": st.booleans(), "pad_token_id": st.one_of(st.none(), st.integers(0, 4))}
+    return draw(_widened(config, aliases, ("n_layers", "num_hidden_layers"), noise))
+
+
+@st.composite
+def wide_electra_configs(draw, model_type: str) -> dict:
+    """ELECTRA / ALBERT: heads that need not divide H (transformers then builds A·(H // A)-wide projections);
+    ALBERT's groups of shared layers and layers per group."""
+    config = draw(electra_configs(model_type))
+    if draw(st.integers(0, 3)) == 0:
+        config["num_attention_heads"] = draw(st.integers(1, 5))
+    noise = {**COMMON_NOISE, "pad_token_id": st.one_of(st.none(), st.integers(0, 4)),
+             "position_embedding_type": st.sampled_from(["absolute", None]), "is_decoder": st.booleans(),
+             "add_cross_attention": st.booleans()}
+    if model_type == "albert":
+        config["num_hidden_groups"] = draw(st.integers(1, 3))
+        config["inner_group_num"] = draw(st.integers(0, 3))
+    return draw(_widened(config, {}, "num_hidden_layers", noise))
+
+
+@st.composite
+def wide_t5_configs(draw) -> dict:
+    """T5: its four aliases (num_hidden_layers before or without num_layers), null decoder depth, cache-only keys."""
+    config = draw(t5_configs())
+    aliases = {"d_model": "hidden_size", "num_heads": "num_attention_heads", "num_layers": "num_hidden_layers",
+               "d_kv": "head_dim"}
+    noise = {**COMMON_NOISE, "relative_attention_max_distance": st.integers(1, 20),
+             "layer_types": st.none(), "is_decoder": st.booleans(),
+             "is_encoder_decoder": st.booleans(),
+             "tie_word_embeddings": st.one_of(st.booleans(), st.none())}
+    config = draw(_widened(config, aliases, ("num_layers", "num_decoder_layers"), noise))
+    if config.get("relative_attention_num_buckets", 32) is None:
+        del config["relative_attention_num_buckets"]
+    return config
+
+
+@st.composite
+def wide_opt_configs(draw) -> dict:
+    config = draw(opt_configs())
+    if draw(st.integers(0, 4)) == 0:
+        config["num_attention_heads"] = draw(st.integers(1, 5))
+    noise = {**COMMON_NOISE, "_remove_final_layer_norm": st.booleans(), "pad_token_id": st.one_of(st.none(), st.integers(0, 4)),
+             "layer_types": st.none()}
+    return draw(_widened(config, {}, "num_hidden_layers", noise))
+
+
+@st.composite
+def wide_gpt_neox_configs(draw) -> dict:
+    config = draw(gpt_neox_configs())
+    if draw(st.integers(0, 4)) == 0:
+        config["num_attention_heads"] = draw(st.integers(1, 5))
+    config["max_position_embeddings"] = draw(st.integers(1, 40))
+    noise = {**COMMON_NOISE, "rotary_pct": st.sampled_from([0.25, 1.0]), "partial_rotary_factor": st.sampled_from([0.25, 1.0]),
+             "rotary_emb_base": st.integers(100, 10000), "layer_types": st.none()}
+    return draw(_widened(config, {}, "num_hidden_layers", noise))
+
+
+WIDE.update({
+    "bert": wide_bert_configs("bert"),
+    "roberta": wide_bert_configs("roberta"),
+    "xlm-roberta": wide_bert_configs("xlm-roberta"),
+    "gpt2": wide_gpt2_configs(),
+    "distilbert": wide_distilbert_configs(),
+    "electra": wide_electra_configs("electra"),
+    "albert": wide_electra_configs("albert"),
+    "t5": wide_t5_configs(),
+    "opt": wide_opt_configs(),
+    "gpt_neox": wide_gpt_neox_configs(),
+})
+
+
+# --- the decoders' whole space (llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, phi3, gemma, gemma2, deepseek_v3) --
+# What users write: a key left out, written null or given a value; key/value heads that need not divide the query heads
+# (transformers builds such a model and fails only in its forward pass); head_dim null or free of H/A; heads that need
+# not divide the width; depths 0 to 3; windows, chunks and per-layer attention types (they change the cache, not a
+# tensor); aliases of transformers' attribute_map; keys that change nothing.
+
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "moe", "window_attention")
+
+
+def _put(draw, config: dict, key: str, values: st.SearchStrategy, null: bool = True) -> None:
+    """Leave ``key`` out, write it null (where ``null``), or give it a drawn value."""
+    choice = draw(st.sampled_from(("absent", "null", "value") if null else ("absent", "value")))
+    if choice == "null":
+        config[key] = None
+    elif choice == "value":
+        config[key] = draw(values)
+
+
+@st.composite
+def wide_decoder_configs(draw, model_type: str) -> dict:
+    """The keys every LLaMA-like decoder shares, drawn wide (see the comment above)."""
+    A = draw(st.integers(1, 4))
+    L = draw(st.integers(0, 3))
+    config = {"model_type": model_type, "vocab_size": draw(st.integers(1, 48)), "hidden_size": draw(st.integers(1, 24)),
+              "num_attention_heads": A, "num_hidden_layers": L, "intermediate_size": draw(st.integers(1, 32))}
+    if draw(st.booleans()):  # a tidy width half the time: A·d with d even (rotary pairs)
+        config["hidden_size"] = A * 2 * draw(st.integers(1, 4))
+    divisors = [d for d in range(1, A + 1) if A % d == 0]
+    _put(draw, config, "num_key_value_heads", st.one_of(st.sampled_from(divisors), st.integers(1, 4)))
+    _put(draw, config, "head_dim", st.one_of(st.integers(1, 8), st.sampled_from([2, 4, 6])))
+    _put(draw, config, "tie_word_embeddings", st.booleans())
+    # keys that change no tensor: the window, the chunk, per-layer attention types (the cache follows them)
+    _put(draw, config, "sliding_window", st.integers(1, 8))
+    if draw(st.integers(0, 3)) == 0:
+        _put(draw, config, "attention_chunk_size", st.integers(1, 8))
+    if draw(st.integers(0, 2)) == 0:
+        length = draw(st.sampled_from([L, L, L, L + 1]))
+        weights = st.sampled_from(LAYER_TYPES[:3] * 4 + LAYER_TYPES[3:])
+        config["layer_types"] = draw(st.lists(weights, min_size=length, max_size=length))
+    for key, values in (("use_cache", st.booleans()), ("rope_theta", st.sampled_from([10000.0, 1e6])),
+                        ("max_position_embeddings", st.integers(1, 64)), ("rms_norm_eps", st.just(1e-5)),
+                        ("attention_dropout", st.just(0.0)), ("bos_token_id", st.integers(0, 3))):
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    return config
+
+
+@st.composite
+def wide_llama_configs(draw, model_type: str = "llama") -> dict:
+    """LLaMA (and Gemma): the shared keys, and the bias switches."""
+    config = draw(wide_decoder_configs(model_type))
+    _put(draw, config, "attention_bias", st.booleans())
+    if model_type == "llama":
+        _put(draw, config, "mlp_bias", st.booleans())
+    return config
+
+
+@st.composite
+def wide_gemma2_configs(draw) -> dict:
+    config = draw(wide_llama_configs("gemma2"))
+    for key, values in (("query_pre_attn_scalar", st.integers(1, 8)), ("final_logit_softcapping", st.none()),
+                        ("attn_logit_softcapping", st.floats(1, 50))):
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    return config
+
+
+@st.composite
+def wide_qwen2_configs(draw, model_type: str = "qwen2") -> dict:
+    """Qwen2/Qwen3: the shared keys, use_sliding_window, max_window_layers (and Qwen3's attention_bias)."""
+    config = draw(wide_decoder_configs(model_type))
+    _put(draw, config, "use_sliding_window", st.booleans(), null=False)
+    _put(draw, config, "max_window_layers", st.integers(0, 4), null=False)
+    if model_type != "qwen2":
+        _put(draw, config, "attention_bias", st.booleans())
+    return config
+
+
+@st.composite
+def wide_mixtral_configs(draw) -> dict:
+    """Mixtral: E experts (or its alias num_experts), k per token (more than E included: it builds, cannot run)."""
+    config = draw(wide_decoder_configs("mixtral"))
+    E = draw(st.integers(1, 4))
+    config[draw(st.sampled_from(["num_local_experts", "num_experts"]))] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([1, E, E + 1]))
+    return config
+
+
+@st.composite
+def wide_qwen3_moe_configs(draw) -> dict:
+    """Qwen3-MoE: Qwen3's keys, E experts (0: all dense; alias num_local_experts), k, the sparse step, dense layers."""
+    config = draw(wide_qwen2_configs("qwen3_moe"))
+    E = draw(st.integers(0, 4))
+    config[draw(st.sampled_from(["num_experts", "num_local_experts"]))] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([1, max(E, 1), E + 1]))
+    config["moe_intermediate_size"] = draw(st.integers(1, 12))
+    _put(draw, config, "decoder_sparse_step", st.integers(1, 3), null=False)
+    L = config["num_hidden_layers"]
+    _put(draw, config, "mlp_only_layers", st.lists(st.integers(0, max(L, 1)), max_size=3, unique=True))
+    _put(draw, config, "norm_topk_prob", st.booleans(), null=False)
+    return config
+
+
+@st.composite
+def wide_phi3_configs(draw) -> dict:
+    """Phi-3: the shared keys; a padding index inside the table (its default, 32000, lies outside these tables)."""
+    config = draw(wide_decoder_configs("phi3"))
+    config["pad_token_id"] = draw(st.one_of(st.none(), st.integers(0, config["vocab_size"] - 1),
+                                            st.just(config["vocab_size"])))
+    return config
+
+
+@st.composite
+def wide_deepseek_v3_configs(draw) -> dict:
+    """DeepSeek-V3: every size, the router's groups free (configs its forward cannot route included), A_kv ≠ A,
+    first_k_dense_replace beyond the depth, moe_layer_freq, aliases, the window keys (they change no tensor)."""
+    A = draw(st.integers(1, 4))
+    L = draw(st.integers(0, 3))
+    g = draw(st.integers(1, 3))
+    E = draw(st.sampled_from([g * draw(st.integers(1, 3)), draw(st.integers(1, 6))]))
+    k_g = draw(st.integers(1, g + 1))
+    config = {
+        "model_type": "deepseek_v3",
+        "vocab_size": draw(st.integers(1, 48)),
+        "hidden_size": draw(st.integers(1, 24)),
+        "num_attention_heads": A,
+        "num_hidden_layers": L,
+        "kv_lora_rank": draw(st.integers(1, 8)),
+        "qk_nope_head_dim": draw(st.integers(1, 6)),
+        "qk_rope_head_dim": 2 * draw(st.integers(1, 3)),
+        "v_head_dim": draw(st.integers(1, 6)),
+        "intermediate_size": draw(st.integers(1, 32)),
+        "moe_intermediate_size": draw(st.integers(1, 12)),
+        "first_k_dense_replace": draw(st.integers(0, L + 1)),
+        "n_group": g,
+        "topk_group": k_g,
+        "num_experts_per_tok": draw(st.integers(1, E + 1)),
+        "n_shared_experts": draw(st.integers(0, 2)),
+    }
+    config[draw(st.sampled_from(["n_routed_experts", "num_local_experts"]))] = E
+    _put(draw, config, "num_key_value_heads", st.integers(1, 4))
+    _put(draw, config, "q_lora_rank", st.integers(1, 12))
+    for key in ("tie_word_embeddings", "attention_bias", "norm_topk_prob"):
+        _put(draw, config, key, st.booleans(), null=False)
+    for key, values in (("moe_layer_freq", st.integers(1, 3)), ("sliding_window", st.integers(2, 8)),
+                        ("num_nextn_predict_layers", st.integers(0, 2)), ("routed_scaling_factor", st.just(1.0)),
+                        ("max_position_embeddings", st.integers(1, 64))):
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    return config
+
+
+@st.composite
+def wide_olmo2_configs(draw) -> dict:
+    """OLMo 2: the shared keys, attention_bias, a padding index anywhere (1 by default: a table of 1 row refuses it)."""
+    config = draw(wide_decoder_configs("olmo2"))
+    _put(draw, config, "attention_bias", st.booleans(), null=False)
+    _put(draw, config, "pad_token_id", st.integers(0, config["vocab_size"]))
+    return config
+
+
+@st.composite
+def wide_smollm3_configs(draw) -> dict:
+    """SmolLM3: the shared keys, the bias switches, use_sliding_window, the NoPE interval (0 included: transformers
+    divides by it) or list (one layer short included), a padding index anywhere (128004 by default: outside)."""
+    config = draw(wide_decoder_configs("smollm3"))
+    for key in ("attention_bias", "mlp_bias", "use_sliding_window"):
+        _put(draw, config, key, st.booleans(), null=False)
+    _put(draw, config, "pad_token_id", st.integers(0, config["vocab_size"]))
+    _put(draw, config, "no_rope_layer_interval", st.integers(0, 4), null=False)
+    L = config["num_hidden_layers"]
+    _put(draw, config, "no_rope_layers", st.lists(st.integers(0, 1), min_size=max(L - 1, 0), max_size=L + 1))
+    return config
+
+
+@st.composite
+def wide_gemma3_text_configs(draw) -> dict:
+    """Gemma 3 (text): Gemma 2's keys, the local:global pattern (0 included: transformers divides by it)."""
+    config = draw(wide_llama_configs("gemma3_text"))
+    for key, values in (("query_pre_attn_scalar", st.integers(1, 8)), ("final_logit_softcapping", st.none()),
+                        ("attn_logit_softcapping", st.none()), ("sliding_window_pattern", st.integers(0, 4)),
+                        ("rope_local_base_freq", st.just(10000.0))):
+        if draw(st.integers(0, 2)) == 0:
+            config[key] = draw(values)
+    return config
+
+
+WIDE.update({
+    "llama": wide_llama_configs("llama"),
+    "mistral": wide_decoder_configs("mistral"),
+    "mixtral": wide_mixtral_configs(),
+    "qwen2": wide_qwen2_configs("qwen2"),
+    "qwen3": wide_qwen2_configs("qwen3"),
+    "qwen3_moe": wide_qwen3_moe_configs(),
+    "phi3": wide_phi3_configs(),
+    "gemma": wide_llama_configs("gemma"),
+    "gemma2": wide_gemma2_configs(),
+    "deepseek_v3": wide_deepseek_v3_configs(),
+    "olmo2": wide_olmo2_configs(),
+    "smollm3": wide_smollm3_configs(),
+    "gemma3_text": wide_gemma3_text_configs(),
+})

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import count_model, load_config
 
-from .conftest import ROOT, assert_refused, run_cli, run_cli_without_torch
+from .conftest import ROOT, assert_refused, assert_runs_where_transformers_runs, run_cli, run_cli_without_torch
 
 
 def test_count_prints_the_breakdown():
@@ -63,13 +63,13 @@ BAD_INPUT = [
     ('{"model_type": "bert", "intermediate_size": -1}', "intermediate_size"),
     ('{"model_type": "bert", "vocab_size": false}', "vocab_size"),
     ('{"model_type": "bert", "hidden_size": 768.5}', "hidden_size"),
-    ('{"model_type": "xlnet"}', "model_type"),
+    ('{"model_type": "ponies"}', "model_type"),  # a type transformers knows (xlnet) is counted by it: test_fallback
     ('{"hidden_size": 768}', "model_type"),
     ("[1, 2, 3]", "config"),
     ('"bert"', "config"),
     ("not json at all", "CONFIG"),
     ("", "CONFIG"),
-    ('{"model_type": "llama", "num_key_value_heads": 7}', "num_key_value_heads"),
+    ('{"model_type": "llama", "num_attention_heads": 0}', "num_attention_heads"),  # transformers fails to build it
     ('{"model_type": "gpt2", "tie_word_embeddings": "no"}', "tie_word_embeddings"),
 ]
 
@@ -77,6 +77,12 @@ BAD_INPUT = [
 @pytest.mark.parametrize(("content", "field"), BAD_INPUT)
 def test_bad_input_is_one_line_and_exit_2(write_config, content, field):
     assert_refused(run_cli("count", str(write_config(content))), field)
+
+
+def test_what_transformers_builds_but_cannot_run_is_counted_and_refused_by_flops_and_memory(write_config):
+    """32 query heads do not share 7 key/value heads: transformers builds the model, its forward pass fails."""
+    assert_runs_where_transformers_runs(write_config({"model_type": "llama", "num_key_value_heads": 7}),
+                                        "num_key_value_heads", None)
 
 
 @pytest.mark.parametrize(("args", "field"), [((), "COMMAND"), (("count",), "CONFIG"), (("frobnicate",), "COMMAND"),

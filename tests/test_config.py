@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import ConfigError, load_config, model_names, parse_config
+from helpers import ConfigError, count_model, load_config, model_names, param_table, parse_config
 from helpers.config import FAMILIES
 
 
@@ -70,18 +70,16 @@ BAD = [
     ({"model_type": "bert", "hidden_size": 100}, "num_attention_heads", "not divisible"),
     ({"model_type": "bert", "hidden_size": "768"}, "hidden_size", "integer"),
     ({"model_type": "bert", "hidden_size": 768.0}, "hidden_size", "float"),
-    ({"model_type": "bert", "num_hidden_layers": -2}, "num_hidden_layers", "at least 1"),
-    ({"model_type": "bert", "num_hidden_layers": 0}, "num_hidden_layers", "at least 1"),
+    ({"model_type": "bert", "num_hidden_layers": -2}, "num_hidden_layers", "at least 0"),
     ({"model_type": "bert", "vocab_size": True}, "vocab_size", "boolean"),
-    ({"model_type": "bert", "add_cross_attention": True}, "add_cross_attention", "not supported"),
+    ({"model_type": "bert", "add_cross_attention": True}, "add_cross_attention", "is_decoder"),
     ({"model_type": "bert", "position_embedding_type": "relative_key"}, "position_embedding_type", "not supported"),
     ({"model_type": "gpt2", "n_head": 5}, "n_head", "not divisible"),
     ({"model_type": "gpt2", "tie_word_embeddings": "yes"}, "tie_word_embeddings", "true or false"),
-    ({"model_type": "llama", "num_key_value_heads": 5}, "num_key_value_heads", "not divisible"),
     ({"model_type": "llama", "head_dim": 0}, "head_dim", "at least 1"),
     ({"model_type": "llama", "mlp_bias": 1}, "mlp_bias", "true or false"),
-    ({"model_type": "gpt2", "n_embd": 64, "hidden_size": 128}, "n_embd", "given twice"),
-    ({"model_type": "gpt2", "num_hidden_layers": 0}, "num_hidden_layers", "at least 1"),
+    ({"model_type": "gpt2", "num_hidden_layers": -1}, "num_hidden_layers", "at least 0"),
+    ({"model_type": "gpt2", "n_layer": "2", "num_hidden_layers": 2}, "n_layer", "integer"),  # validated, then overridden
     ({"model_type": "bert", "vocab_size": 5, "pad_token_id": 5}, "pad_token_id", "not a row"),
     ({"model_type": "roberta", "max_position_embeddings": 1}, "pad_token_id", "not a row"),
     ({"model_type": "llama", "vocab_size": 10, "pad_token_id": 10}, "pad_token_id", "not a row"),
@@ -91,6 +89,17 @@ BAD = [
 ]
 
 
+def test_built_but_not_run_is_counted_then_refused_naming_the_field():
+    """transformers builds LLaMA with 5 key/value heads for 32 query heads, and its forward pass fails: counted,
+    then refused in one line by the commands that run it."""
+    c = parse_config({"model_type": "llama", "num_key_value_heads": 5})
+    assert c["A_kv"] == 5
+    with pytest.raises(ConfigError) as info:
+        c.check_runs()
+    assert info.value.field == "num_key_value_heads"
+    assert "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize(("raw", "field", "words"), BAD)
 def test_bad_configs_name_the_field(raw, field, words):
     with pytest.raises(ConfigError) as info:
@@ -98,6 +107,24 @@ def test_bad_configs_name_the_field(raw, field, words):
     assert info.value.field == field
     assert words in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_an_alias_overrides_the_key_it_stands_for_as_in_transformers():
+    """transformers sets each field from its own key, then applies ``attribute_map``: the alias wins."""
+    transformers = pytest.importorskip("transformers")
+    for raw, symbol, key in [({"model_type": "gpt2", "n_embd": 64, "hidden_size": 128, "n_head": 4}, "H", "n_embd"),
+                             ({"model_type": "gpt2", "num_hidden_layers": 3, "n_layer": 2}, "L", "n_layer"),
+                             ({"model_type": "distilbert", "n_layers": 2, "num_hidden_layers": 4}, "L", "n_layers"),
+                             ({"model_type": "t5", "d_model": 8, "hidden_size": 16}, "H", "d_model")]:
+        assert parse_config(raw)[symbol] == getattr(transformers.AutoConfig.for_model(**raw), key)
+
+
+def test_depth_zero_is_counted_where_transformers_builds_it():
+    """num_hidden_layers = 0: the tables, the final norms, the pooler or head; no layer, so the heads go unchecked."""
+    for raw in ({"model_type": "bert", "num_hidden_layers": 0}, {"model_type": "gpt2", "n_layer": 0, "n_head": 5},
+                {"model_type": "t5", "num_layers": 0}, {"model_type": "opt", "num_hidden_layers": 0}):
+        c = parse_config(raw)
+        assert c["L"] == 0 and count_model(c).total == sum(p.count for p in param_table(c)) > 0
 
 
 def test_a_checkpoint_folder_is_read_through_its_config(write_config, tmp_path):

@@ -5,7 +5,9 @@ Every public function of a ``helpers`` module names the notebook that introduces
 cell); a function no notebook calls says so instead ("No notebook calls it; it works behind the helpers of
 ``NN_name``."), and then no notebook may call it. Every public class has a docstring.
 ``helpers.cli.main`` (the command line) is exempt; the slide/HTML tooling lives outside the package, in ``.ci/sitekit.py``.
-transformers is test-only: importing every helpers module must not import it, and no notebook may.
+transformers is test-only: importing every helpers module must not import it, and no notebook may; the one module
+that imports it, lazily and only when called, is ``helpers/fallback.py`` (a model type no family teaches, counted by
+transformers' own class: the optional extra ``[hf]``).
 """
 
 from __future__ import annotations
@@ -135,7 +137,12 @@ def test_no_notebook_imports_transformers(notebook):
             assert not _imports_transformers(source), f"cell {i}"
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "helpers").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT / "helpers")))
+# the fallback for untaught model types builds transformers' class on demand (issue 19, §2): its only importer
+TRANSFORMERS_IMPORTERS = {ROOT / "helpers" / "fallback.py"}
+
+
+@pytest.mark.parametrize("path", sorted(set((ROOT / "helpers").rglob("*.py")) - TRANSFORMERS_IMPORTERS),
+                         ids=lambda p: str(p.relative_to(ROOT / "helpers")))
 def test_no_helpers_module_imports_transformers(path):
     assert not _imports_transformers(path.read_text(encoding="utf-8")), "even a lazy import inside a function"
 

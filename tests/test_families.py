@@ -23,7 +23,9 @@ from helpers.flops import ATTENTION_SCORES, flop_formulas, forward_flops, max_se
 from helpers.memory import Memory, kv_cache_bytes, kv_cache_formula, parameter_tensors
 from helpers.params import BIAS, EXPERT, KINDS, MATRIX, NORM, TABLE, param_layout
 
-from .conftest import ROOT, assert_refused, hf_model, run_cli
+from .conftest import (
+    ROOT, assert_answered_where_transformers_runs, assert_refused, hf_model, run_cli,
+)
 from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
@@ -169,12 +171,7 @@ def test_mistral_7b_cache_stops_growing_at_the_window():
 
 
 MISTRAL_BAD = [
-    ({"sliding_window": 1}, "sliding_window"),
-    ({"sliding_window": 0}, "sliding_window"),
-    ({"sliding_window": "4096"}, "sliding_window"),
-    ({"num_key_value_heads": 3}, "num_key_value_heads"),
-    ({"hidden_size": 4100}, "num_attention_heads"),
-    ({"layer_types": ["full_attention"] * 32}, "layer_types"),
+    ({"sliding_window": "4096"}, "sliding_window"),  # MistralConfig refuses it too
     ({"head_dim": 0}, "head_dim"),
 ]
 
@@ -186,6 +183,24 @@ def test_mistral_bad_configs_are_refused_in_one_line(write_config, change, field
         parse_config(raw)
     assert info.value.field == field
     assert_refused(run_cli("count", str(write_config(raw))), field)
+
+
+MISTRAL_BUILT = [  # (change, the key flops and memory refuse, the key memory alone refuses; None: they answer)
+    ({"sliding_window": 1}, None, None),  # the cache's slice [-0:] keeps every token
+    ({"sliding_window": 0}, None, "sliding_window"),  # the cached forward pass fails (tests/test_decoder_cache.py)
+    ({"num_key_value_heads": 3}, "num_key_value_heads", None),  # 32 query heads do not share 3 key/value heads
+    ({"hidden_size": 4100}, None, None),  # d_k = 4100 // 32 = 128: q_proj 4096 × 4100
+    ({"layer_types": ["full_attention"] * 32}, None, None),  # the cache only: every layer global
+]
+
+
+@pytest.mark.parametrize(("change", "forward", "cache"), MISTRAL_BUILT)
+def test_mistral_unusual_configs_are_counted_and_refused_only_where_transformers_fails(write_config, change, forward,
+                                                                                       cache):
+    """transformers builds each: count answers, tensor by tensor; flops and memory refuse (one line naming the key)
+    exactly where transformers' forward pass fails, and answer its FLOPs where it runs."""
+    raw = {**json.loads((MODELS_DIR / "mistral-7b-v0.1.json").read_text()), **change}
+    assert_answered_where_transformers_runs(raw, write_config(raw), forward, cache)
 
 
 def test_mistral_nulls_read_as_transformers_reads_them():
@@ -221,7 +236,7 @@ OPT_BAD = [
     ({"num_attention_heads": 7}, "num_attention_heads"),
     ({"word_embed_proj_dim": 0}, "word_embed_proj_dim"),
     ({"vocab_size": 1}, "pad_token_id"),
-    ({"sliding_window": 16}, "sliding_window"),
+    ({"num_hidden_layers": -1}, "num_hidden_layers"),
     ({"enable_bias": "yes"}, "enable_bias"),
     ({"do_layer_norm_before": 0}, "do_layer_norm_before"),
 ]
@@ -257,11 +272,10 @@ T5_BAD = [
     ({"feed_forward_proj": "gated-gelu-new"}, "feed_forward_proj"),
     ({"feed_forward_proj": "relu-gelu"}, "feed_forward_proj"),
     ({"feed_forward_proj": 3}, "feed_forward_proj"),
-    ({"is_encoder_decoder": False}, "is_encoder_decoder"),
     ({"num_heads": 0}, "num_heads"),
     ({"d_kv": 0}, "d_kv"),
-    ({"num_decoder_layers": 0}, "num_decoder_layers"),
-    ({"sliding_window": 16}, "sliding_window"),
+    ({"num_decoder_layers": -1}, "num_decoder_layers"),
+    ({"layer_types": ["full_attention"] * 3}, "layer_types"),  # T5Config wants one per encoder layer (12)
 ]
 
 
@@ -272,3 +286,40 @@ def test_t5_bad_configs_are_refused_in_one_line(write_config, change, field):
         parse_config(raw)
     assert info.value.field == field
     assert_refused(run_cli("count", str(write_config(raw))), field)
+
+
+def test_t5_num_hidden_layers_alias_leaves_the_decoder_at_num_layers_default():
+    """T5Config copies num_layers (6 when absent) into num_decoder_layers BEFORE applying the alias num_hidden_layers."""
+    for raw, (L, L_d) in [({"model_type": "t5", "num_hidden_layers": 3}, (3, 6)),
+                          ({"model_type": "t5", "num_layers": 2, "num_hidden_layers": 3}, (3, 2)),
+                          ({"model_type": "t5", "num_hidden_layers": 3, "num_decoder_layers": None}, (3, 6)),
+                          ({"model_type": "t5", "num_layers": 0}, (0, 0))]:
+        c = parse_config(raw)
+        config = transformers.AutoConfig.for_model(**raw)
+        assert (c["L"], c["L_d"]) == (config.num_layers, config.num_decoder_layers) == (L, L_d)
+        with torch.device("meta"):
+            model = transformers.T5ForConditionalGeneration(config)
+        assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert count_model(parse_config({"model_type": "t5", "num_hidden_layers": 3})).total == 51_066_368  # not 38,478,848
+
+
+@pytest.mark.parametrize("extra", [{"sliding_window": 3}, {"attention_chunk_size": 4},
+                                   {"sliding_window": 3, "layer_types": ["sliding_attention", "full_attention"]}])
+@pytest.mark.parametrize("model_type", ["gpt2", "opt", "gpt_neox", "t5"])
+def test_cache_only_keys_change_no_tensor_and_the_cache_keeps_what_transformers_keeps(model_type, extra):
+    """sliding_window / attention_chunk_size / layer_types: no parameter changes; the KV cache is DynamicCache's."""
+    raw = {**TINY[model_type], **extra}
+    if model_type == "t5":
+        raw = {**raw, "num_layers": 2, "num_decoder_layers": 2}
+    c, plain = parse_config(raw), parse_config({k: v for k, v in raw.items() if k not in extra})
+    assert param_table(c) == param_table(plain)
+    config = transformers.AutoConfig.for_model(**raw)
+    config._attn_implementation = "eager"
+    model = getattr(transformers, c.architecture)(config).eval()
+    ids = torch.zeros(2, 7, dtype=torch.long)
+    with torch.no_grad():
+        out = model(ids, use_cache=True, **({"decoder_input_ids": ids} if model_type == "t5" else {}))
+    cache = out.past_key_values
+    caches = (cache.self_attention_cache, cache.cross_attention_cache) if model_type == "t5" else (cache,)
+    held = sum(t.numel() * t.element_size() for one in caches for layer in one.layers for t in (layer.keys, layer.values))
+    assert kv_cache_bytes(c, 2, 7, "fp32") == held < kv_cache_bytes(plain, 2, 7, "fp32")

@@ -3,7 +3,8 @@
 The registry tests (``tests/test_families.py``, ``tests/test_crosscheck_transformers.py``, ``tests/test_flops.py``)
 already run these families on random configs; here: the real configs, the keys that change the cache but no
 tensor (Qwen's ``use_sliding_window`` / ``max_window_layers`` / ``layer_types``, Phi-3's ``sliding_window``), the
-keys that change no tensor at all (``partial_rotary_factor``, ``rope_scaling``), and one-line refusals.
+keys that change no tensor at all (``partial_rotary_factor``, ``rope_scaling``), one-line refusals of what transformers
+refuses, and the unusual configs it builds: counted, refused by flops/memory only where it cannot run them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from helpers.config import MODELS_DIR
 from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes, kv_cache_formula
 
-from .conftest import assert_refused, hf_model, run_cli
+from .conftest import (
+    assert_answered_where_transformers_runs, assert_refused, forward_error, hf_model, run_cli,
+)
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -138,29 +141,16 @@ def test_phi3_cache_keeps_the_last_window_minus_one_tokens(window):
 
 # --- bad configs, refused in one line naming the field ---------------------------------------------------------
 
-BAD = [
-    ("qwen2-7b", {"num_key_value_heads": 3}, "num_key_value_heads"),
-    ("qwen2-7b", {"hidden_size": 3585}, "num_attention_heads"),  # no head_dim: d_k = H/A must be whole
+BAD = [  # transformers refuses each too (tested below)
     ("qwen2-7b", {"head_dim": None}, "head_dim"),
     ("qwen2-7b", {"head_dim": 0}, "head_dim"),
-    ("qwen2-7b", {"max_window_layers": -1}, "max_window_layers"),
     ("qwen2-7b", {"use_sliding_window": "yes"}, "use_sliding_window"),
-    ("qwen2-7b", {"use_sliding_window": True, "sliding_window": 1, "max_window_layers": 0}, "sliding_window"),
     ("qwen2-7b", {"layer_types": ["full_attention"] * 27}, "layer_types"),
-    ("qwen2-7b", {"layer_types": ["chunked_attention"] * 28}, "layer_types"),
     ("qwen2-7b", {"layer_types": "full_attention"}, "layer_types"),
-    ("qwen2-7b", {"layer_types": ["sliding_attention"] * 28}, "layer_types"),  # use_sliding_window is false
     ("qwen3-8b", {"head_dim": None}, "head_dim"),
-    ("qwen3-8b", {"num_key_value_heads": 5}, "num_key_value_heads"),
     ("qwen3-8b", {"attention_bias": 1}, "attention_bias"),
-    ("qwen3-8b", {"num_hidden_layers": 0}, "num_hidden_layers"),
-    ("phi-3-mini-4k-instruct", {"num_key_value_heads": 5}, "num_key_value_heads"),
-    ("phi-3-mini-4k-instruct", {"hidden_size": 3073}, "num_attention_heads"),
     ("phi-3-mini-4k-instruct", {"head_dim": None}, "head_dim"),
-    ("phi-3-mini-4k-instruct", {"sliding_window": 1}, "sliding_window"),
     ("phi-3-mini-4k-instruct", {"pad_token_id": 32064}, "pad_token_id"),
-    ("phi-3-mini-4k-instruct", {"layer_types": ["full_attention"] * 32}, "layer_types"),
-    ("phi-3-mini-4k-instruct", {"attention_chunk_size": 1024}, "attention_chunk_size"),
 ]
 
 
@@ -171,6 +161,48 @@ def test_bad_configs_are_refused_in_one_line(write_config, name, change, field):
         parse_config(raw)
     assert info.value.field == field
     assert_refused(run_cli("count", str(write_config(raw))), field)
+    with pytest.raises(Exception):  # noqa: B017 - transformers' own refusal, whatever its kind
+        hf_model(raw)
+
+
+BUILT = [  # (name, change, the key flops and memory refuse, the key memory alone refuses; None: they answer)
+    ("qwen2-7b", {"num_key_value_heads": 3}, "num_key_value_heads", None),  # 28 query heads do not share 3
+    ("qwen2-7b", {"hidden_size": 3585}, None, None),  # no head_dim: d_k = H // A = 128, q_proj 3584 × 3585
+    ("qwen2-7b", {"max_window_layers": -1}, None, None),  # windows off: read and ignored
+    ("qwen2-7b", {"use_sliding_window": True, "sliding_window": 1, "max_window_layers": 0}, None, None),  # keeps all
+    ("qwen2-7b", {"layer_types": ["chunked_attention"] * 28}, "layer_types", None),  # no mask for chunked layers
+    ("qwen2-7b", {"layer_types": ["sliding_attention"] * 28}, "layer_types", None),  # use_sliding_window is false
+    ("qwen3-8b", {"num_key_value_heads": 5}, "num_key_value_heads", None),
+    ("qwen3-8b", {"num_hidden_layers": 0}, None, None),  # the token table, the final norm and the head
+    ("phi-3-mini-4k-instruct", {"num_key_value_heads": 5}, "num_key_value_heads", None),
+    ("phi-3-mini-4k-instruct", {"hidden_size": 3073}, None, None),  # d_k = 3073 // 32 = 96
+    ("phi-3-mini-4k-instruct", {"sliding_window": 1}, None, None),  # the cache's slice [-0:] keeps every token
+    ("phi-3-mini-4k-instruct", {"layer_types": ["full_attention"] * 32}, None, None),
+    ("phi-3-mini-4k-instruct", {"attention_chunk_size": 1024}, None, None),  # changes nothing: the window rules
+]
+
+
+@pytest.mark.parametrize(("name", "change", "forward", "cache"), BUILT)
+def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(write_config, name, change, forward,
+                                                                               cache):
+    """transformers builds each: count answers, tensor by tensor; flops and memory refuse (one line naming the key)
+    exactly where transformers' forward pass fails, and answer its FLOPs where it runs."""
+    raw = {**raw_of(name), **change}
+    assert_answered_where_transformers_runs(raw, write_config(raw), forward, cache)
+
+
+@pytest.mark.parametrize(("model_type", "kind", "error"), [
+    ("qwen2", "sliding_attention", ValueError), ("qwen2", "chunked_attention", KeyError),
+    ("qwen3", "sliding_attention", ValueError), ("qwen3", "chunked_attention", KeyError),
+])
+def test_qwen_masks_only_full_and_windowed_layers(model_type, kind, error):
+    """Qwen2/Qwen3 build one mask per layer type, full and sliding only: windowed layers without a window, or chunked
+    ones, fail the forward pass itself (no cache needed), so flops refuses them too (its line names layer_types)."""
+    raw = {**TINY["qwen2"], "model_type": model_type, "use_sliding_window": False, "layer_types": [kind] * 2}
+    assert isinstance(forward_error(raw, "cpu", use_cache=False), error)
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw).check_runs()
+    assert info.value.field == "layer_types"
 
 
 def test_windows_off_make_the_window_key_harmless():

@@ -19,10 +19,13 @@ from helpers import ConfigError, count_model, load_config, param_table, parse_co
 from helpers.budget import kv_values_per_token, mla_values_per_token
 from helpers.config import MODELS_DIR
 from helpers.count import breakdown
+from helpers.flops import forward_flops
 from helpers.memory import Memory, kv_cache_bytes, memory_breakdown
 from helpers.params import EMBEDDINGS, FEED_FORWARD, param_layout
 
-from .conftest import assert_refused, hf_model, run_cli
+from .conftest import (
+    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs, forward_error, hf_model, run_cli,
+)
 from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
@@ -166,25 +169,15 @@ def test_deepseek_v3_cache_per_token():
 
 
 BAD = [
-    ({"num_experts_per_tok": 257}, "num_experts_per_tok"),
     ({"num_experts_per_tok": 0}, "num_experts_per_tok"),
-    ({"topk_group": 1, "num_experts_per_tok": 33}, "num_experts_per_tok"),  # one group of 32 experts kept
     ({"q_lora_rank": 0}, "q_lora_rank"),
     ({"kv_lora_rank": 0}, "kv_lora_rank"),
     ({"kv_lora_rank": None}, "kv_lora_rank"),
     ({"qk_nope_head_dim": 0}, "qk_nope_head_dim"),
     ({"qk_rope_head_dim": 63}, "qk_rope_head_dim"),
     ({"v_head_dim": None}, "v_head_dim"),
-    ({"first_k_dense_replace": 62}, "first_k_dense_replace"),
     ({"first_k_dense_replace": None}, "first_k_dense_replace"),
-    ({"topk_group": 9}, "topk_group"),
-    ({"n_group": 7}, "n_group"),
-    ({"n_group": 256, "topk_group": 8}, "n_group"),  # groups of one expert
-    ({"num_key_value_heads": 64}, "num_key_value_heads"),
-    ({"num_attention_heads": 64}, "num_key_value_heads"),
     ({"n_shared_experts": -1}, "n_shared_experts"),
-    ({"num_local_experts": 128}, "n_routed_experts"),  # given twice, differently
-    ({"moe_layer_freq": 2}, "moe_layer_freq"),
     ({"attention_bias": "no"}, "attention_bias"),
 ]
 
@@ -195,16 +188,55 @@ def test_bad_configs_are_refused_in_one_line(write_config, change, field):
     assert_refused(run_cli("count", str(write_config(raw))), field)
 
 
-@pytest.mark.parametrize("change", [{"num_key_value_heads": 2}, {"qk_rope_head_dim": 3}, {"n_group": 8, "topk_group": 2},
-                                    {"n_group": 3, "topk_group": 2}])
-def test_refusals_are_what_transformers_cannot_run(change):
-    """A_kv ≠ A, an odd rotary size, groups of one expert, groups that do not divide E: transformers builds the model
-    (the parameters do not depend on them) but its forward pass fails on one token, and the engine refuses them.
+BUILT = [  # (change, the key flops and memory refuse; None: they answer)
+    ({"num_experts_per_tok": 257}, "num_experts_per_tok"),  # more experts per token than experts
+    ({"topk_group": 1, "num_experts_per_tok": 33}, None),  # the kept group holds 32: the rest are picked at score 0
+    ({"first_k_dense_replace": 62}, None),  # beyond the depth: every layer dense
+    ({"topk_group": 9}, "topk_group"),  # more groups kept than groups
+    ({"n_group": 7}, "n_group"),  # groups that do not divide the experts
+    ({"n_group": 256, "topk_group": 8}, "n_group"),  # groups of one expert
+    ({"num_key_value_heads": 64}, "num_key_value_heads"),  # changes no tensor; repeat_kv breaks the forward pass
+    ({"num_attention_heads": 64}, "num_key_value_heads"),
+    ({"num_local_experts": 128}, None),  # the alias wins over n_routed_experts (applied after the fields)
+    ({"moe_layer_freq": 2}, None),  # not read by DeepseekV3 in transformers: every layer past the dense ones sparse
+]
+
+
+@pytest.mark.parametrize(("change", "forward"), BUILT)
+def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(write_config, change, forward):
+    """transformers builds each: count answers, tensor by tensor; flops and memory refuse in one line naming the key
+    exactly the configs transformers cannot run (tiny twins of each run or fail below)."""
+    raw = {**RAW, **change}
+    assert_counted_as_built(raw)
+    assert_runs_where_transformers_runs(write_config(raw), forward, None)
+
+
+@pytest.mark.parametrize("change", [{"topk_group": 1, "num_experts_per_tok": 3}, {"first_k_dense_replace": 4},
+                                    {"num_local_experts": 16}, {"moe_layer_freq": 2}])
+def test_the_unusual_configs_transformers_runs_are_answered(change):
+    """Tiny twins of the configs above that run: transformers' FLOPs (eager experts) are the engine's."""
+    raw = {**TINY["deepseek_v3"], **change}
+    c = assert_counted_as_built(raw)
+    c.check_runs(cache=True)
+    assert forward_error(raw, "cpu") == forward_flops(c, 1, 3).forward
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"num_key_value_heads": 2}, "num_key_value_heads"), ({"qk_rope_head_dim": 3}, "qk_rope_head_dim"),
+    ({"n_group": 8, "topk_group": 2}, "n_group"), ({"n_group": 3, "topk_group": 2}, "n_group"),
+    ({"num_experts_per_tok": 9}, "num_experts_per_tok"), ({"topk_group": 5}, "topk_group"),
+])
+def test_refusals_are_what_transformers_cannot_run(change, field):
+    """A_kv ≠ A, an odd rotary size, groups of one expert, groups that do not divide E, more experts per token than
+    experts, more groups kept than groups: transformers builds the model (the parameters do not depend on them), the
+    engine counts it, but its forward pass fails on one token, and flops/memory refuse it naming the key.
     (Groups that do not divide E can even run, silently wrong: the view that groups the router's scores then
     mixes the tokens' rows whenever their number fits, e.g. 3 tokens of 8 experts in groups of 2.)"""
     raw = {**TINY["deepseek_v3"], **change}
-    with pytest.raises(ConfigError):
-        parse_config(raw)
+    c = assert_counted_as_built(raw)
+    with pytest.raises(ConfigError) as info:
+        c.check_runs()
+    assert info.value.field == field
     model = hf_model(raw, "cpu")
     with pytest.raises(RuntimeError):
         model(torch.zeros(1, 1, dtype=torch.long))

@@ -2,7 +2,8 @@
 
 gemma-2-9b (``data/models/gemma-2-9b.json``, google/gemma-2-9b's published config.json) against transformers on
 the meta device: names, shapes, total, FLOPs; the cache a tiny real model returns, layer by layer (windowed
-layers keep the last W − 1 tokens, global layers every token); malformed configs refused in one line.
+layers keep the last W − 1 tokens, global layers every token); malformed configs refused in one line; unusual ones
+transformers builds counted, and refused by flops/memory only where it cannot run them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes, kv_cache_formula
 from helpers.params import LAYER_NORM
 
-from .conftest import assert_refused, hf_model, run_cli
+from .conftest import (
+    assert_answered_where_transformers_runs, assert_refused, forward_error, hf_model, run_cli,
+)
 from .strategies import TINY
 
 torch = pytest.importorskip("torch")
@@ -68,12 +71,8 @@ def test_gemma_2_9b_cache_halves_past_the_window():
 
 
 GEMMA2_BAD = [
-    ({"sliding_window": 1}, "sliding_window"),
-    ({"sliding_window": None}, "sliding_window"),  # transformers fails building the cache
-    ({"num_key_value_heads": 3}, "num_key_value_heads"),
     ({"hidden_size": 3585}, "num_attention_heads"),  # Gemma2Config refuses heads that do not divide H
     ({"head_dim": 0}, "head_dim"),
-    ({"layer_types": ["full_attention"] * 42}, "layer_types"),
     ({"pad_token_id": -256001}, "pad_token_id"),
 ]
 
@@ -87,6 +86,23 @@ def test_gemma2_bad_configs_are_refused_in_one_line(write_config, change, field)
     assert_refused(run_cli("count", str(write_config(raw))), field)
 
 
+GEMMA2_BUILT = [  # (change, the key flops and memory refuse, the key memory alone refuses; None: they answer)
+    ({"sliding_window": 1}, None, None),  # the cache's slice [-0:] keeps every token: all layers global
+    ({"sliding_window": None}, "sliding_window", None),  # builds; its windowed layers fail, cache or not (below)
+    ({"num_key_value_heads": 3}, "num_key_value_heads", None),  # 16 query heads do not share 3 key/value heads
+    ({"layer_types": ["full_attention"] * 42}, None, None),  # what re-saving writes, here all global
+]
+
+
+@pytest.mark.parametrize(("change", "forward", "cache"), GEMMA2_BUILT)
+def test_gemma2_unusual_configs_are_counted_and_refused_only_where_transformers_fails(write_config, change, forward,
+                                                                                      cache):
+    """transformers builds each: count answers, tensor by tensor; flops and memory refuse (one line naming the key)
+    exactly where transformers' forward pass fails, and answer its FLOPs where it runs."""
+    raw = {**RAW, **change}
+    assert_answered_where_transformers_runs(raw, write_config(raw), forward, cache)
+
+
 def test_gemma2_refusals_are_transformers_own():
     """The heads must divide H and the window must be a number: transformers refuses or fails on both."""
     with pytest.raises(StrictDataclassError, match="validate_architecture"):
@@ -94,3 +110,4 @@ def test_gemma2_refusals_are_transformers_own():
     raw = {**TINY["gemma2"], "sliding_window": None}
     with pytest.raises(TypeError):
         hf_model(raw, "cpu")(input_ids=torch.zeros(1, 3, dtype=torch.long), use_cache=True)
+    assert isinstance(forward_error(raw, "cpu", use_cache=False), ValueError)  # the sliding mask, with no cache

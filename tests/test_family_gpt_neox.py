@@ -84,9 +84,8 @@ NEOX_BAD = [
     ({"intermediate_size": None}, "intermediate_size"),
     ({"attention_bias": 1}, "attention_bias"),
     ({"vocab_size": 50304.0}, "vocab_size"),
-    ({"sliding_window": 1024}, "sliding_window"),  # would make transformers' cache keep a window only
-    ({"layer_types": ["full_attention"] * 12}, "layer_types"),
-    ({"attention_chunk_size": 256}, "attention_chunk_size"),
+    ({"layer_types": ["full_attention"] * 3}, "layer_types"),  # transformers wants one per layer (12)
+    ({"num_hidden_layers": -1}, "num_hidden_layers"),
 ]
 
 
@@ -99,11 +98,18 @@ def test_neox_bad_configs_are_refused_in_one_line(write_config, change, field):
     assert_refused(run_cli("count", str(write_config(raw))), field)
 
 
-def test_a_stray_sliding_window_really_changes_transformers_cache():
-    """Why ``sliding_window`` is refused: GPTNeoXConfig keeps the stray key and DynamicCache obeys it."""
-    model = hf_model({**TINY["gpt_neox"], "sliding_window": 3}, "cpu").eval()
+def test_a_stray_sliding_window_changes_only_transformers_cache_and_the_engine_follows():
+    """GPTNeoXConfig keeps the stray ``sliding_window`` and DynamicCache obeys it: no tensor changes, the cache keeps
+    W − 1 tokens, and so does the engine's KV cache."""
+    from helpers.memory import kv_cache_bytes
+
+    raw = {**TINY["gpt_neox"], "sliding_window": 3}
+    model = hf_model(raw, "cpu").eval()
     with torch.no_grad():
         cache = model(input_ids=torch.zeros(1, 7, dtype=torch.long), use_cache=True).past_key_values
     assert {layer.keys.shape[-2] for layer in cache.layers} == {2}
+    held = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+    assert kv_cache_bytes(parse_config(raw), 1, 7, "fp32") == held
+    assert param_table(parse_config(raw)) == param_table(parse_config(TINY["gpt_neox"]))
     with pytest.raises(StrictDataclassError, match="validate_architecture"):
         transformers.GPTNeoXConfig(hidden_size=770, num_attention_heads=12)

@@ -52,9 +52,15 @@ class Family:
       ``layer_types``, or sizes that depend on a switch), read after ``derive`` into derived sizes (``sizes``
       filled in place) and checked, refused in one line naming the key; it may return per-layer lists
       (``{name: tuple of ints}``, Qwen3-MoE's dense layers), kept as ``ModelConfig.lists``; None: nothing more to read;
+    * ``runs(raw, sizes, flags)``: for a config transformers builds but cannot run, ``{"forward": (key, why)}`` where
+      its forward pass fails (LLaMA's key/value heads not dividing the query heads, more experts per token than
+      experts), ``{"cache": (key, why)}`` where only its KV cache fails or is not modelled; None or ``{}`` where it
+      runs. ``count`` answers such a config; ``flops``, ``memory`` and ``budget`` refuse it in one line naming the
+      key (:meth:`~helpers.config.ModelConfig.check_runs`);
     * ``heads_divide_hidden``: when transformers requires the heads ``A`` to divide ``H``: ``"always"`` (LLaMA,
       BERT, GPT-2: even with ``head_dim``), ``"unless head_dim"`` (Qwen2, Qwen3, Phi-3: once ``head_dim`` is given
-      the projections are A·d_k wide, whatever H is), ``"never"`` (Gemma, whose ``GemmaConfig`` accepts H = 18
+      the projections are A·d_k wide, whatever H is), ``"unless embedding_size"`` (BERT: its attention skips the
+      check when the config has that key, and builds A·⌊H/A⌋-wide projections), ``"never"`` (Gemma, whose ``GemmaConfig`` accepts H = 18
       with A = 4, head_dim 6; T5, whose ``d_kv`` sizes the heads);
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
       that padding row (checked as torch checks it), empty where no table has one (GPT-2);
@@ -95,9 +101,12 @@ class Family:
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None
     read: Callable[[Mapping[str, Any], dict[str, int], Mapping[str, bool]],
                    Mapping[str, tuple[int, ...]] | None] | None = None
+    runs: Callable[[Mapping[str, Any], Mapping[str, int], Mapping[str, bool]],
+                   Mapping[str, tuple[str, str]] | None] | None = None
     pad_token_id: int | None = None
     padded: tuple[str, ...] = ("V",)
-    heads_divide_hidden: Literal["always", "unless head_dim", "never"] = "always"
+    heads_divide_hidden: Literal["always", "unless head_dim", "unless embedding_size", "never"] = "always"
+    heads_checked_by_layers: bool = False  # the check lives in the attention layer: a depth-0 model skips it (BERT)
     classes: Mapping[str, ModelClass] = field(default_factory=dict)
     checkpoint_names: Callable[[Param], list[Param]] | None = None
 

@@ -33,12 +33,16 @@ What is counted is what ``model.parameters()`` holds. Not counted, on purpose:
   model ``DeepseekV3ForCausalLM(config)`` builds, the same with or without the key; a quantised load adds those
   scale tensors beside the weights.
 
-Refused (one line naming the key): ``moe_layer_freq`` other than 1 (DeepSeek's own code makes only every
-``moe_layer_freq``-th layer sparse; transformers ignores the key and makes every layer from L_f on sparse),
-A_kv ≠ A, an odd d_rope (rotary pairs), L_f > L, k > E, k_g > g, g not dividing E, groups of fewer than 2
-experts (the router scores a group by its best two), k more than the k_g kept groups hold, ranks and head sizes
-of 0. ``scoring_func``, ``topk_method``, ``routed_scaling_factor``, ``rope_scaling`` change no parameter and no
-matmul and are not read.
+Counted as transformers builds them, though DeepSeek's own code differs or the forward pass fails: ``moe_layer_freq``
+(DeepSeek's code makes only every ``moe_layer_freq``-th layer sparse; transformers ignores the key and makes every
+layer from L_f on sparse, and so does the count), ``first_k_dense_replace`` beyond the depth (every layer dense:
+L_f is then L), A_kv ≠ A (no tensor changes). The commands that run the model (``flops``, ``memory``, ``budget``)
+refuse, in one line naming the key, what transformers' forward pass fails on: ``A // A_kv ≠ 1``, an odd d_rope,
+and, where a layer is sparse, k > E, k_g > g, g not dividing E, groups of fewer than 2 experts (the router scores
+a group by its best two). k more than the k_g kept groups hold runs (the other experts score −∞, ``topk`` still
+picks k). Refused everywhere: an odd d_rope wider than 4 (transformers' ``validate_rope``), ranks and head sizes of
+0. ``scoring_func``, ``topk_method``, ``routed_scaling_factor``, ``rope_scaling`` change no parameter and no matmul
+and are not read; ``sliding_window``, ``attention_chunk_size`` and ``layer_types`` change only the cache.
 
 The cache (transformers 5.23): each layer keeps the normalised latent as its keys (r_kv wide) and the rotated
 shared key as its values (d_rope wide), one head: L·(r_kv + d_rope) values per token, where full multi-head keys
@@ -49,9 +53,9 @@ router on every token.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size, _divides
+from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
@@ -158,32 +162,59 @@ def _flops(c: ModelConfig) -> dict[str, str]:
 
 
 def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """d_k = d_nope + d_rope; A_kv = A; and the checks transformers' build or forward pass would fail on."""
+    """d_k = d_nope + d_rope; A_kv = A unless given; L_f, the dense layers, at most L (``first_k_dense_replace`` beyond
+    the depth: every layer dense); an odd d_rope wider than 4 is refused, as transformers' ``validate_rope`` does."""
     A = sizes["A"]
     sizes.setdefault("A_kv", A)  # num_key_value_heads: null
-    if sizes["A_kv"] != A:
-        raise ConfigError(keys["A_kv"], f"{sizes['A_kv']} differs from {keys['A']} = {A}: latent attention "
-                                        "re-projects every head's key and value from the latent (transformers' "
-                                        "forward needs the two equal)")
-    if sizes["d_rope"] % 2:
+    if sizes["d_rope"] % 2 and sizes["d_rope"] > 4:
         raise ConfigError(keys["d_rope"], f"must be even (rotary embeddings turn pairs of dimensions), got {sizes['d_rope']}")
     sizes["d_k"] = sizes["d_nope"] + sizes["d_rope"]  # transformers' qk_head_dim
-    L, L_f, E, k, g, k_g = sizes["L"], sizes["L_f"], sizes["E"], sizes["k"], sizes["g"], sizes["k_g"]
-    if L_f > L:
-        raise ConfigError(keys["L_f"], f"{L_f} dense layers, but only {keys['L']} = {L} layers")
-    if L_f == L:  # no sparse layer: the router's sizes are never used
-        return
-    if k > E:
-        raise ConfigError(keys["k"], f"{k} experts per token, but only {keys['E']} = {E} experts")
-    if k_g > g:
-        raise ConfigError(keys["k_g"], f"{k_g} groups kept, but only {keys['g']} = {g} groups")
-    _divides(keys["g"], keys["E"], g, E, "the router splits the experts into equal groups")
-    if E // g < 2:
-        raise ConfigError(keys["g"], f"groups of {E // g} expert ({keys['E']} = {E} in {g} groups): the router scores "
-                                     "a group by its best two experts")
-    if k > k_g * (E // g):
-        raise ConfigError(keys["k"], f"{k} experts per token, but the {keys['k_g']} = {k_g} groups kept hold only "
-                                     f"{k_g * (E // g)} experts")
+    sizes["L_f"] = min(sizes["L_f"], sizes["L"])
+
+
+_read, _window_runs = llama.hooks(stored_head=None)  # DeepseekV3Config has no window keys; as written, the cache follows them
+
+
+def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+    """What transformers builds but cannot run: key/value heads with ``A // A_kv ≠ 1`` (its ``repeat_kv`` repeats the
+    A re-projected heads A // A_kv times), an odd d_rope, and a router that cannot route (k > E, k_g > g, g not
+    dividing E, groups of fewer than 2 experts) where a layer is sparse. More experts per token than the kept
+    groups hold runs: the masked scores are −∞ and ``topk`` still picks k experts."""
+    problems = dict(_window_runs(raw, sizes, flags))
+    problems.pop("forward", None)  # LLaMA's check of the heads is not this model's
+    A, A_kv = sizes["A"], sizes["A_kv"]
+    found: tuple[str, str] | None = None
+    if A // A_kv != 1 and sizes["L"]:
+        found = ("num_key_value_heads", f"{A_kv} against num_attention_heads = {A}: transformers repeats each of the "
+                                        f"{A} heads' keys num_attention_heads // num_key_value_heads = {A // A_kv} times "
+                                        "and its forward pass fails unless that is 1")
+    elif sizes["d_rope"] % 2 and sizes["L"]:
+        found = ("qk_rope_head_dim", f"must be even (rotary embeddings turn pairs of dimensions), got {sizes['d_rope']}")
+    elif sizes["L_f"] < sizes["L"]:  # a sparse layer routes
+        E, k, g, k_g = sizes["E"], sizes["k"], sizes["g"], sizes["k_g"]
+        if k > E:
+            found = ("num_experts_per_tok", f"{k} experts per token, but only n_routed_experts = {E} experts")
+        elif k_g > g:
+            found = ("topk_group", f"{k_g} groups kept, but only n_group = {g} groups")
+        elif E % g:
+            found = ("n_group", f"the router splits the experts into equal groups: n_routed_experts = {E} is not "
+                                f"divisible by n_group = {g}")
+        elif E // g < 2:
+            found = ("n_group", f"groups of {E // g} expert (n_routed_experts = {E} in {g} groups): the router scores a "
+                                "group by its best two experts")
+    if found is not None:
+        problems["forward"] = found
+    return problems
+
+
+def _kv_cache(c: ModelConfig) -> str:
+    """The latent (keys) and the shared rotary key (values), one head, per layer and token; windowed or chunked layers
+    keep the last W − 1 or W_c − 1 tokens, as transformers' DynamicCache does with any key/value pair."""
+    full, windowed, chunked = c.lists["cache"]
+    if not windowed and not chunked:
+        return "L*(r_kv + d_rope)*S*B"
+    per_head = llama.kv_cache(c)  # 2*A_kv*d_k*(...)*B or 2*L*A_kv*d_k*min(...)*B: the same tokens, other widths
+    return per_head.replace("2*A_kv*d_k*", "(r_kv + d_rope)*").replace("2*L*A_kv*d_k*", "L*(r_kv + d_rope)*")
 
 
 DEEPSEEK_V3 = Family(
@@ -192,7 +223,7 @@ DEEPSEEK_V3 = Family(
     sizes=(
         Size("vocab_size", "V", 129280),
         Size("hidden_size", "H", 7168),
-        Size("num_hidden_layers", "L", 61),
+        Size("num_hidden_layers", "L", 61, minimum=0),
         Size("num_attention_heads", "A", 128),
         Size("num_key_value_heads", "A_kv", 128, nullable=True),  # null: A (DeepseekV3Config's __post_init__)
         Size("q_lora_rank", "r_q", 1536, nullable=True),  # null: a plain q_proj, no bottleneck
@@ -209,17 +240,20 @@ DEEPSEEK_V3 = Family(
         Size("first_k_dense_replace", "L_f", 3, minimum=0),
         Size("n_group", "g", 8),
         Size("topk_group", "k_g", 4),
+        llama.WINDOW,
+        llama.CHUNK,
     ),
-    flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("norm_topk_prob", True)),
-    refused={"moe_layer_freq": (1, "DeepSeek's own code makes only every moe_layer_freq-th layer sparse, transformers "
-                                   "makes every layer from first_k_dense_replace on sparse: the two models differ")},
+    flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False),
+           Flag("norm_topk_prob", True, nullable=True)),  # a ``bool | None`` field: null reads as true's role, no tensor
     derive=_derive,
+    read=_read,
+    runs=_runs,
     heads_divide_hidden="never",  # the projections are A·d_k and A·d_v wide, whatever H is
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,
     flops=_flops,
-    kv_cache=lambda c: "L*(r_kv + d_rope)*S*B",  # the latent (keys) and the shared rotary key (values), one head
+    kv_cache=_kv_cache,  # the latent (keys) and the shared rotary key (values), one head
     kv_cache_full=lambda c: "L*A*(d_k + d_v)*S*B",  # every head's key and value, as attention uses them
     positions=lambda c: None,  # rotary: no position table
     torch_ref="DeepseekV3ForCausalLM",

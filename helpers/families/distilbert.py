@@ -68,12 +68,13 @@ MLM = combine(linear("vocab_transform", "H", MLM_HEAD), layer_norm("vocab_layer_
 PRE_CLASSIFIER = linear("pre_classifier", "H", CLASSIFIER, tokens="B")  # on the [CLS] token: no pooler
 
 DISTILBERT = Family(
+    heads_checked_by_layers=True,  # DistilBertSelfAttention checks them: a depth-0 model is built whatever they are
     model_type="distilbert",
     architecture="DistilBertModel",
     sizes=(
         Size("vocab_size", "V", 30522),
         Size("dim", "H", 768, aliases=("hidden_size",)),  # DistilBertConfig's attribute_map
-        Size("n_layers", "L", 6, aliases=("num_hidden_layers",)),
+        Size("n_layers", "L", 6, minimum=0, aliases=("num_hidden_layers",)),
         Size("n_heads", "A", 12, aliases=("num_attention_heads",)),
         Size("hidden_dim", "I", 4 * 768),  # a fixed default, not 4·dim
         Size("max_position_embeddings", "P", 512),

@@ -41,9 +41,9 @@ def _layout(c: ModelConfig) -> Layout:
 def _formulas(c: ModelConfig) -> dict[str, str]:
     return {
         EMBEDDINGS: "(V + P + T)*d_e + d_e*H + H" if c["d_e"] != c["H"] else "(V + P + T)*d_e",
-        ATTENTION: "L*(4*H**2 + 4*H)",
+        ATTENTION: bert.formulas(c)[ATTENTION],  # A·d_k-wide query, key, value where the heads leave part of H
         FEED_FORWARD: "L*(2*H*I + I + H)",
-        LAYER_NORM: "2*d_e + 4*L*H",
+        LAYER_NORM: "2*d_e + 6*L*H" if c.lists.get(bert.CROSS) else "2*d_e + 4*L*H",  # + cross-attention's
     }
 
 
@@ -72,13 +72,16 @@ ELECTRA = Family(
         Size("vocab_size", "V", 30522),
         Size("embedding_size", "d_e", 128),
         Size("hidden_size", "H", 256),
-        Size("num_hidden_layers", "L", 12),
+        Size("num_hidden_layers", "L", 12, minimum=0),
         Size("num_attention_heads", "A", 4),
         Size("intermediate_size", "I", 1024),
         Size("max_position_embeddings", "P", 512),
         Size("type_vocab_size", "T", 2, minimum=0),
     ),
     refused=bert.BERT.refused,  # cross-attention layers; relative position tables
+    read=bert.read_heads,
+    runs=bert.runs,  # heads that do not divide H: built (ElectraConfig has an embedding_size), not run
+    heads_divide_hidden="never",
     pad_token_id=0,
     layout=_layout,
     formulas=_formulas,

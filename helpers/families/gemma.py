@@ -15,8 +15,8 @@ differs is the config dialect:
   parameter); the MLP's GELU and the scale are elementwise: no FLOP FlopCounterMode sees.
 
 Keys GemmaConfig does not declare but transformers' cache still reads (``sliding_window``, ``layer_types``,
-``attention_chunk_size``) would make ``DynamicCache`` keep only a window of tokens while the mask still sees
-them all: refused rather than modelled.
+``attention_chunk_size``) change no tensor and no FLOP: ``DynamicCache`` keeps only a window of tokens on those
+layers (:func:`helpers.families.llama.cache_layers`), while the mask still sees them all.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from . import llama
 from .base import Family
 from .heads import decoder_classes
 
-_CACHE_ONLY = "GemmaConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
+_read, _runs = llama.hooks()  # no window keys in GemmaConfig: as written, the cache follows them
 
 GEMMA = Family(
     model_type="gemma",
@@ -34,26 +34,25 @@ GEMMA = Family(
     sizes=(
         Size("vocab_size", "V", 256000),
         Size("hidden_size", "H", 3072),
-        Size("num_hidden_layers", "L", 28),
+        Size("num_hidden_layers", "L", 28, minimum=0),
         Size("num_attention_heads", "A", 16),
         Size("num_key_value_heads", "A_kv", 16),  # an int field: null is refused, as transformers refuses it
         Size("head_dim", "d_k", 256),  # not H // A: gemma-7b has 16 × 256 = 4096 ≠ 3072
         Size("intermediate_size", "I", 24576),
         Size("max_position_embeddings", "P", 8192),
+        llama.WINDOW,
+        llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", True), Flag("attention_bias", False)),
-    refused={
-        "sliding_window": (None, _CACHE_ONLY),
-        "layer_types": (None, _CACHE_ONLY),
-        "attention_chunk_size": (None, _CACHE_ONLY),
-    },
-    derive=llama.LLAMA.derive,  # the key/value heads share the query heads evenly
+    derive=llama.LLAMA.derive,  # A_kv = A unless given
+    read=_read,
+    runs=_runs,  # the key/value heads share the query heads evenly, or the forward pass fails
     pad_token_id=0,  # GemmaTextScaledWordEmbedding has a padding row
     heads_divide_hidden="never",
     layout=llama.LLAMA.layout,
     formulas=llama.LLAMA.formulas,
     flops=lambda c: dict(llama.FLOPS),
-    kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
+    kv_cache=llama.kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",  # the same tensors, names and matmuls as LLaMA's reference
     classes=decoder_classes("Gemma", "model."),

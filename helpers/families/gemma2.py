@@ -14,9 +14,9 @@ a global layer keeps them all. The logit soft-capping (``tanh`` of scores and lo
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
+from ..config import Flag, ModelConfig, Size
 from ..params import LAYER_NORM, Block, Layout, Param
 from . import llama
 from .base import Family
@@ -43,17 +43,35 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     return {**llama.LLAMA.formulas(c), LAYER_NORM: "(4*L + 1)*H"}
 
 
-def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """The windowed (``L_w``, even indices) and global (``L_g``) layers; a window the cache can hold.
+def _alternate(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | None) -> list[str]:
+    """Gemma2Config's own ``layer_types``: windowed on even layers, global on odd ones."""
+    return [llama.SLIDING if (i + 1) % 2 else llama.FULL for i in range(sizes["L"])]
+
+
+_read_cache, _runs = llama.hooks(default=4096, types=_alternate, masks=True)  # a mask per layer type
+
+
+def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+    """The windowed (``L_w``) and global (``L_g``) layers, from ``layer_types`` or Gemma 2's alternation.
 
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
-    if sizes["W"] == 1:
-        raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
-                                            "keeps every token instead of none")
-    llama.LLAMA.derive(sizes, keys)
-    sizes["L_w"] = (sizes["L"] + 1) // 2  # "sliding_attention" if (i + 1) % 2 else "full_attention"
-    sizes["L_g"] = sizes["L"] // 2
+    lists = _read_cache(raw, sizes, flags)
+    full, windowed, chunked = lists["cache"]
+    sizes["L_w"] = windowed
+    sizes["L_g"] = full
+    return lists
+
+
+def kv_cache(c: ModelConfig) -> str:
+    """Windowed layers keep the last W − 1 tokens, global ones every token (transformers' DynamicCache).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    full, windowed, chunked = c.lists["cache"]
+    if windowed and not chunked:
+        return "2*A_kv*d_k*(L_w*min(S, W - 1) + L_g*S)*B"
+    return llama.kv_cache(c)
 
 
 GEMMA2 = Family(
@@ -62,23 +80,24 @@ GEMMA2 = Family(
     sizes=(
         Size("vocab_size", "V", 256000),
         Size("hidden_size", "H", 2304),
-        Size("num_hidden_layers", "L", 26),
+        Size("num_hidden_layers", "L", 26, minimum=0),
         Size("num_attention_heads", "A", 8),
         Size("num_key_value_heads", "A_kv", 4),
         Size("head_dim", "d_k", 256),  # not H // A
         Size("intermediate_size", "I", 9216),
         Size("max_position_embeddings", "P", 8192),
-        Size("sliding_window", "W", 4096),  # null: transformers fails building the cache (refused here)
+        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: windowed layers fail to run
+        llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", True), Flag("attention_bias", False)),
-    refused={"layer_types": (None, "per-layer attention types other than Gemma 2's alternation (windowed on even "
-                                   "layers, global on odd ones) are not modelled")},
-    derive=derive,
+    derive=llama.LLAMA.derive,
+    read=read,
+    runs=_runs,  # windowed layers without a window, or other layer types: the forward pass itself fails
     pad_token_id=0,
     layout=layout,
     formulas=formulas,
     flops=lambda c: dict(llama.FLOPS),
-    kv_cache=lambda c: "2*A_kv*d_k*(L_w*min(S, W - 1) + L_g*S)*B",
+    kv_cache=kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Gemma2ForCausalLM",
     classes=decoder_classes("Gemma2", "model."),

@@ -14,7 +14,7 @@ two LayerNorms with γ and β) in another layout:
   the checkpoints on disk call it ``embed_out.weight`` (renamed at load time).
 
 Keys GPTNeoXConfig does not declare but transformers' cache still reads (``sliding_window``, ``layer_types``,
-``attention_chunk_size``) would make ``DynamicCache`` keep only a window of tokens: refused, not modelled.
+``attention_chunk_size``) change no parameter: ``DynamicCache`` then keeps the last W − 1 tokens of a windowed layer.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from . import gpt2
 from .base import Family
 from .heads import decoder_classes
 
-_CACHE_ONLY = "GPTNeoXConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
 
 def layout(c: ModelConfig) -> Layout:
@@ -92,22 +91,20 @@ GPT_NEOX = Family(
     sizes=(
         Size("vocab_size", "V", 50432),
         Size("hidden_size", "H", 6144),
-        Size("num_hidden_layers", "L", 44),
+        Size("num_hidden_layers", "L", 44, minimum=0),
         Size("num_attention_heads", "A", 64),
         Size("intermediate_size", "I", 24576),  # no I = 4H default: the file says it (Pythia: 4H)
         Size("max_position_embeddings", "P", 2048),
+        *gpt2.WINDOWS,
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", True), Flag("use_parallel_residual", True)),
-    refused={
-        "sliding_window": (None, _CACHE_ONLY),
-        "layer_types": (None, _CACHE_ONLY),
-        "attention_chunk_size": (None, _CACHE_ONLY),
-    },
+    read=gpt2.read_windows,
+    runs=gpt2.window_runs,
     padded=(),  # embed_in has no padding row
     layout=layout,
     formulas=formulas,
     flops=lambda c: dict(FLOPS),
-    kv_cache=lambda c: "2*L*A*d_k*S*B",  # whole heads of d_k = H/A, rotated part and passed part alike
+    kv_cache=gpt2.kv_cache,  # whole heads of d_k = H/A, rotated part and passed part alike
     positions=lambda c: None,  # rotary: no position table
     torch_ref="GPTNeoXForCausalLM",
     classes=decoder_classes("GPTNeoX", "gpt_neox.", token_head="classifier", qa_prefix="gpt_neox."),

@@ -6,9 +6,10 @@ LLaMA's tensors and changes only its config dialect or its cache (Mistral).
 
 from __future__ import annotations
 
-from typing import Mapping
+import json
+from typing import Any, Callable, Mapping
 
-from ..config import Flag, ModelConfig, Size, _divides
+from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
@@ -88,10 +89,211 @@ FLOPS = {
 
 
 def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """A_kv = A unless given (multi-head attention); the query heads must share the key/value heads evenly."""
+    """A_kv = A unless given (multi-head attention). Key/value heads that do not divide the query heads still build
+    (the projections are A_kv·d_k wide): :func:`runs` refuses them for the commands that run the model."""
     sizes.setdefault("A_kv", sizes["A"])
-    _divides(keys["A_kv"], keys["A"], sizes["A_kv"], sizes["A"],
-             "grouped-query attention shares each key/value head among a whole number of query heads")
+
+
+# --- what transformers' DynamicCache keeps, layer by layer (every family whose layers attend as LLaMA's) ---------
+FULL, SLIDING, CHUNKED = "full_attention", "sliding_attention", "chunked_attention"
+# transformers 5.23, configuration_utils: the attention layer types a config may list (validate_layer_type) and the
+# legacy names it renames first (remap_legacy_layer_types)
+ATTENTION_TYPES = (FULL, SLIDING, CHUNKED, "window_attention", "indexed_attention", "compressed_sparse_attention",
+                   "heavily_compressed_attention", "minimax_m3_sparse", "conv", "moe", "hybrid", "hybrid_sliding",
+                   "reference_sliding_attention", "linear_attention")
+LEGACY_TYPES = {"mamba": "linear_attention", "attention": FULL, "deepseek_sparse_attention": "indexed_attention",
+                "qwen_sparse_attention": "indexed_attention"}
+
+
+def read_layer_types(raw: Mapping[str, Any], L: int) -> list[str] | None:
+    """``layer_types`` as transformers validates it (legacy names renamed, known types, one per layer); None: absent.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    types = raw.get("layer_types")
+    if types is None:
+        return None
+    if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+        raise ConfigError("layer_types", f"must be a list of attention types, one per layer, got {json.dumps(types)}")
+    types = [LEGACY_TYPES.get(t, t) for t in types]
+    unknown = sorted({t for t in types if t not in ATTENTION_TYPES})
+    if unknown:
+        raise ConfigError("layer_types", f"{json.dumps(unknown[0])} is not an attention type transformers knows "
+                                         f"({', '.join(ATTENTION_TYPES)})")
+    if len(types) != L:
+        raise ConfigError("layer_types", f"lists {len(types)} layers, num_hidden_layers = {L}")
+    return types
+
+
+def cache_layers(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | None,
+                 types: list[str] | None) -> tuple[tuple[int, int, int], tuple[str, str] | None]:
+    """(full, windowed, chunked) layers of transformers' ``DynamicCache`` and what it cannot keep, as ``(key, why)``.
+
+    ``window`` is the config's ``sliding_window`` after its class has read it (Qwen2: None unless
+    ``use_sliding_window``), ``types`` its ``layer_types`` (None: every layer windowed if there is a window, else
+    chunked if there is an ``attention_chunk_size``, else full: ``get_layer_types_and_kwargs``). A windowed layer keeps
+    the last ``W − 1`` tokens, a chunked one the last ``W_c − 1`` (the same ``DynamicSlidingWindowLayer``); with a
+    window of 1 the slice ``[-W + 1:]`` is ``[0:]`` and keeps every token, as a full layer does.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    chunk = sizes.get("W_c")
+    L = sizes["L"]
+    if types is None:
+        kind = SLIDING if window is not None else CHUNKED if chunk is not None else FULL
+        types = [kind] * L
+    counts, problem = [0, 0, 0], None
+    for t in types:
+        if t == FULL:
+            counts[0] += 1
+            continue
+        key, size = ("sliding_window", window) if t == SLIDING else ("attention_chunk_size", chunk)
+        if t not in (SLIDING, CHUNKED):
+            problem = problem or ("layer_types", f"{json.dumps(t)} layers: transformers' cache for them is not modelled "
+                                                 "here (only full, sliding and chunked attention)")
+        elif size is None:
+            problem = problem or (key if "layer_types" not in raw else "layer_types",
+                                  f"{t} layers without a {key}: transformers' cache fails on them")
+        elif size < 1:
+            problem = problem or (key, f"{size}: transformers' cache fails on a window below 1 (its slice "
+                                       f"[-{key} + 1:] keeps tokens from the start; only {2 - size} tokens run)")
+        elif size == 1:
+            counts[0] += 1  # the slice [-0:] keeps every token
+        else:
+            counts[1 if t == SLIDING else 2] += 1
+    return (counts[0], counts[1], counts[2]), problem
+
+
+def read_cache(raw: Mapping[str, Any], sizes: dict[str, int], window: int | None, types: list[str] | None,
+               keep_l_w: bool = False) -> dict[str, tuple[int, ...]]:
+    """The cache's layers into ``sizes`` (``L_w``, ``L_c`` where a formula needs them, ``W``, ``W_c`` where a layer
+    uses them, ``L_w`` always with ``keep_l_w``) and ``{"cache": (full, windowed, chunked)}`` for ``ModelConfig.lists``.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    (full, windowed, chunked), _ = cache_layers(raw, sizes, window, types)
+    L = sizes["L"]
+    if keep_l_w or 0 < windowed < L:
+        sizes["L_w"] = windowed
+    if 0 < chunked < L:
+        sizes["L_c"] = chunked
+    if not windowed:
+        sizes.pop("W", None)
+    if not chunked:
+        sizes.pop("W_c", None)
+    return {"cache": (full, windowed, chunked)}
+
+
+def kv_cache(c: ModelConfig) -> str:
+    """Full layers cache every token, windowed ones the last W − 1, chunked ones the last W_c − 1: DynamicCache.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    full, windowed, chunked = c.lists.get("cache", (c["L"], 0, 0))
+    if not windowed and not chunked:
+        return "2*L*A_kv*d_k*S*B"
+    if windowed == c["L"]:
+        return "2*L*A_kv*d_k*min(S, W - 1)*B"
+    if chunked == c["L"]:
+        return "2*L*A_kv*d_k*min(S, W_c - 1)*B"
+    rest = "L" + (" - L_w" if windowed else "") + (" - L_c" if chunked else "")
+    terms = ([f"({rest})*S"] if full else []) + (["L_w*min(S, W - 1)"] if windowed else []) + (
+        ["L_c*min(S, W_c - 1)"] if chunked else [])
+    return f"2*A_kv*d_k*({' + '.join(terms)})*B"
+
+
+def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
+         window: int | None = None, types: list[str] | None = None) -> dict[str, tuple[str, str]]:
+    """What transformers cannot run: key/value heads that do not divide the query heads (its ``repeat_kv`` gives
+    A_kv·⌊A/A_kv⌋ heads of keys for A of queries), a cache it cannot keep (:func:`cache_layers`).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    problems = {}
+    if sizes["A"] % sizes["A_kv"] and sizes["L"]:  # no layer (L = 0): nothing attends
+        key = "num_key_value_heads"
+        problems["forward"] = (key, "grouped-query attention shares each key/value head among a whole number of query "
+                                    f"heads: num_attention_heads = {sizes['A']} is not divisible by {key} = "
+                                    f"{sizes['A_kv']} (transformers builds the model, its forward pass fails)")
+    elif sizes["d_k"] % 2 and sizes["L"]:  # 1 and 3 build (validate_rope lets heads of 4 or fewer pass)
+        problems["forward"] = ("head_dim", f"{sizes['d_k']} dimensions per head: rotary embeddings turn pairs of "
+                                           "dimensions; an odd head fails in transformers' forward pass (3) or adds "
+                                           "matmuls the engine does not model (1)")
+    _, problem = cache_layers(raw, sizes, window, types)
+    if problem is not None:
+        problems["cache"] = problem
+    return problems
+
+
+def check_head(raw: Mapping[str, Any], sizes: Mapping[str, int], stored: bool = True) -> None:
+    """Refuse what transformers refuses to build: heads of 0 dimensions (H // A = 0: its rotary embedding fails) and
+    an odd head wider than 4, wholly rotated (``validate_rope``). ``stored``: the config class keeps ``head_dim``
+    (LLaMA: H // A when absent); otherwise only an explicit ``head_dim`` is validated (Qwen2, Phi-3).
+
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    """
+    d_k = sizes["d_k"]
+    if d_k == 0 and sizes["L"]:
+        raise ConfigError("num_attention_heads", f"{sizes['A']} heads leave hidden_size // num_attention_heads = 0 "
+                                                 "dimensions per head (transformers' rotary embedding fails to build)")
+    checked = d_k if stored else raw.get("head_dim")
+    factor = raw.get("partial_rotary_factor", 1.0)
+    if checked is not None and checked > 4 and checked % 2 and isinstance(factor, (int, float)) \
+            and int(checked * factor) == checked:
+        raise ConfigError("head_dim", f"{checked}: rotary embeddings turn pairs of dimensions, an odd head wider than 4 "
+                                      "is refused by transformers (validate_rope)")
+
+
+def hooks(default: int | None = None, switch: str | None = None,
+          types: Callable[[Mapping[str, Any], Mapping[str, int], int | None], list[str]] | None = None,
+          keep_l_w: bool = False, stored_head: bool | None = True,
+          masks: bool = False) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """A family's ``read`` and ``runs`` for the cache keys: ``sliding_window`` (``default`` when absent; None unless
+    the flag ``switch`` is on: Qwen2's ``use_sliding_window``), ``attention_chunk_size``, ``layer_types`` (``types``
+    derives them when absent: Qwen2's ``max_window_layers``, Gemma 2's alternation), and the head checks.
+    ``masks``: the model builds one attention mask per layer type, full and sliding only (Qwen2, Qwen3, Gemma 2:
+    ``causal_mask_mapping``), so any other type, or windowed layers without a window, fail its forward pass itself.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    def window(raw: Mapping[str, Any], flags: Mapping[str, bool]) -> int | None:
+        if switch is not None and not flags.get(switch, raw.get(switch) is True):
+            return None
+        return raw["sliding_window"] if "sliding_window" in raw else default
+
+    def layer_types(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> list[str] | None:
+        given = read_layer_types(raw, sizes["L"])
+        return given if given is not None or types is None else types(raw, sizes, window(raw, flags))
+
+    def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+        return read_cache(raw, sizes, window(raw, flags), layer_types(raw, sizes, flags), keep_l_w)
+
+    def family_runs(raw: Mapping[str, Any], sizes: Mapping[str, int],
+                    flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+        if stored_head is not None:  # None: the family checks its heads itself (DeepSeek-V3)
+            check_head(raw, sizes, stored_head)
+        kinds = layer_types(raw, sizes, flags)
+        problems = runs(raw, sizes, flags, window(raw, flags), kinds)
+        if masks and kinds:
+            other = sorted({t for t in kinds if t not in (FULL, SLIDING)})
+            if other:
+                problems.setdefault("forward", ("layer_types", f"{json.dumps(other[0])} layers: the model builds "
+                                                               "attention masks for full and sliding attention only "
+                                                               "(its forward pass fails)"))
+            elif SLIDING in kinds and window(raw, flags) is None:
+                key = "layer_types" if "layer_types" in raw else "sliding_window"
+                problems.setdefault("forward", (key, "sliding_attention layers without a sliding_window: the model's "
+                                                     "sliding-window mask fails (its forward pass, cache or not)"))
+        return problems
+
+    return read, family_runs
+
+
+_read, _runs = hooks()
+
+
+# the keys no LLaMA-like config class declares, but transformers' cache reads (see cache_layers)
+WINDOW = Size("sliding_window", "W", None, minimum=-2**63, nullable=True)
+CHUNK = Size("attention_chunk_size", "W_c", None, minimum=-2**63, nullable=True)
 
 
 LLAMA = Family(
@@ -100,20 +302,24 @@ LLAMA = Family(
     sizes=(
         Size("vocab_size", "V", 32000),
         Size("hidden_size", "H", 4096),
-        Size("num_hidden_layers", "L", 32),
+        Size("num_hidden_layers", "L", 32, minimum=0),  # 0: the token table, the final norm and the head
         Size("num_attention_heads", "A", 32),
         Size("num_key_value_heads", "A_kv", None),  # None: A (multi-head attention)
         Size("head_dim", "d_k", None),  # None: H // A
         Size("intermediate_size", "I", 11008),
         Size("max_position_embeddings", "P", 2048),
+        WINDOW,
+        CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("mlp_bias", False)),
     derive=_derive,
+    read=_read,
+    runs=_runs,
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,
     flops=lambda c: dict(FLOPS),
-    kv_cache=lambda c: "2*L*A_kv*d_k*S*B",
+    kv_cache=kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",
     classes=decoder_classes("Llama", "model.", qa_prefix="transformer."),

@@ -6,24 +6,21 @@ attention computes the full S×S and masks the window afterwards, so the window 
 changes is the config dialect (GQA with 8 key/value heads by default, a 14336-wide SwiGLU, 131,072 positions,
 no bias switches) and the cache: transformers 5 keeps the last ``sliding_window − 1`` tokens of each layer once
 S exceeds them (``DynamicSlidingWindowLayer``), so the cache stops growing at ``W − 1`` positions.
+``count`` answers whatever MistralConfig builds: heads that do not divide H (d_k = H // A, the projections A·d_k
+wide), key/value heads that do not divide the query heads, a ``layer_types`` list (it changes the cache only), a
+window of 0 or less. ``flops``/``memory`` refuse, in one line naming the key, what transformers cannot run: the key/value
+heads not dividing the query heads (its ``repeat_kv`` fails), an odd head (rotary pairs); ``memory`` alone a window
+below 1 (the cache's slice ``[-W + 1:]`` then keeps tokens from the start, and fails on some lengths).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
-
-from ..config import ConfigError, Flag, Size
+from ..config import Flag, Size
 from . import llama
 from .base import Family
 from .heads import decoder_classes
 
-
-def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """LLaMA's check of the key/value heads, and a window the cache can hold."""
-    if sizes.get("W") == 1:
-        raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
-                                            "keeps every token instead of none")
-    llama.LLAMA.derive(sizes, keys)
+_read, _runs = llama.hooks(default=4096)  # sliding_window 4096 unless given (null: no window)
 
 
 MISTRAL = Family(
@@ -32,23 +29,25 @@ MISTRAL = Family(
     sizes=(
         Size("vocab_size", "V", 32000),
         Size("hidden_size", "H", 4096),
-        Size("num_hidden_layers", "L", 32),
+        Size("num_hidden_layers", "L", 32, minimum=0),
         Size("num_attention_heads", "A", 32),
         Size("num_key_value_heads", "A_kv", 8),  # transformers refuses null here (its field is an int)
         Size("head_dim", "d_k", None),  # None: H // A
         Size("intermediate_size", "I", 14336),
         Size("max_position_embeddings", "P", 4096 * 32),
-        Size("sliding_window", "W", 4096, nullable=True),  # null: no window, the cache keeps every token
+        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: no window, every token cached
+        llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", False),),
-    refused={"layer_types": (None, "per-layer attention types (some layers without the window) are Ministral's; "
-                                   "MistralForCausalLM's cache would follow them and this engine does not")},
-    derive=_derive,
+    derive=llama.LLAMA.derive,
+    read=_read,
+    runs=_runs,
+    heads_divide_hidden="never",  # head_dim = H // A: the projections are A·d_k wide
     pad_token_id=None,
     layout=llama.LLAMA.layout,  # LLaMA's tensors, formulas and FLOPs: only the dialect and the cache differ
     formulas=llama.LLAMA.formulas,
     flops=llama.LLAMA.flops,
-    kv_cache=lambda c: "2*L*A_kv*d_k*min(S, W - 1)*B" if "W" in c.sizes else "2*L*A_kv*d_k*S*B",
+    kv_cache=llama.kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",  # the same tensors, names and matmuls as LLaMA's reference
     classes=decoder_classes("Mistral", "model.", qa_prefix="model."),

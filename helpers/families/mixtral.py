@@ -5,14 +5,15 @@ router (``mlp.gate``, E × H) picks k per token (``num_experts_per_tok``, 2). tr
 experts fused: ``mlp.experts.gate_up_proj`` (E × 2I × H) and ``mlp.experts.down_proj`` (E × H × I). Every
 expert is a parameter (Mixtral 8x7B: 46.7B), but a token multiplies only k of them (12.9B active,
 :attr:`helpers.count.Count.active`); the forward FLOPs are per routed token: ``6·B·S·k·H·I`` for the
-experts and ``2·B·S·E·H`` for the router. The cache is LLaMA's (a ``sliding_window`` is refused).
+experts and ``2·B·S·E·H`` for the router. The cache is LLaMA's, windowed where ``sliding_window`` is given
+(:func:`helpers.families.llama.cache_layers`).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
+from ..config import Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
 from .base import Family
@@ -59,16 +60,18 @@ FLOPS = {
 }
 
 
-def _check_experts(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """A token is routed to at most every expert (torch.topk refuses k > E)."""
-    if sizes["k"] > sizes["E"]:
-        raise ConfigError(keys["k"], f"{sizes['k']} experts per token, but only {keys['E']} = {sizes['E']} experts")
+_read, _window_runs = llama.hooks(stored_head=False)  # no window unless given: sliding_window changes only the mask and the cache
 
 
-def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """LLaMA's check of the key/value heads, and k ≤ E."""
-    llama.LLAMA.derive(sizes, keys)
-    _check_experts(sizes, keys)
+def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+    """LLaMA's (key/value heads, the cache), and k ≤ E: ``torch.topk`` refuses more experts per token than experts
+    (the model builds; its forward pass fails)."""
+    problems = _window_runs(raw, sizes, flags)
+    if sizes["k"] > sizes["E"] and sizes["L"]:
+        key = "num_local_experts" if "num_local_experts" in raw or "num_experts" not in raw else "num_experts"
+        problems.setdefault("forward", ("num_experts_per_tok", f"{sizes['k']} experts per token, but only {key} = "
+                                                               f"{sizes['E']} experts"))
+    return problems
 
 
 MIXTRAL = Family(
@@ -77,24 +80,27 @@ MIXTRAL = Family(
     sizes=(
         Size("vocab_size", "V", 32000),
         Size("hidden_size", "H", 4096),
-        Size("num_hidden_layers", "L", 32),
+        Size("num_hidden_layers", "L", 32, minimum=0),
         Size("num_attention_heads", "A", 32),
-        Size("num_key_value_heads", "A_kv", 8, nullable=True),  # null: A (MixtralConfig's __post_init__)
+        Size("num_key_value_heads", "A_kv", 8),  # an int field: null is refused, as transformers refuses it
         Size("head_dim", "d_k", None),  # None: H // A
         Size("intermediate_size", "I", 14336),
         Size("max_position_embeddings", "P", 4096 * 32),
         Size("num_local_experts", "E", 8, aliases=("num_experts",)),
         Size("num_experts_per_tok", "k", 2),
+        llama.WINDOW,  # MixtralConfig's sliding_window, None by default
+        llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", False),),
-    refused={"sliding_window": (None, "a windowed cache and mask are not modelled for Mixtral (its released "
-                                      "configs have none)")},
-    derive=_derive,
+    derive=llama.LLAMA.derive,
+    read=_read,
+    runs=_runs,
+    heads_divide_hidden="never",  # head_dim = H // A: the projections are A·d_k wide
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,
     flops=lambda c: dict(FLOPS),
-    kv_cache=llama.LLAMA.kv_cache,  # LLaMA's: every layer caches every token
+    kv_cache=llama.kv_cache,  # LLaMA's: every token, or a window of them
     positions=lambda c: None,  # rotary: no position table
     torch_ref="MixtralForCausalLM",
     classes=decoder_classes("Mixtral", "model.", qa_prefix="model."),

@@ -15,7 +15,7 @@ LayerNorms) in ``nn.Linear`` layout, with three OPT peculiarities:
 
 The LM head is the token table (tied) unless ``tie_word_embeddings`` is false.
 Keys OPTConfig does not declare but transformers' cache still reads (``sliding_window``, ``layer_types``,
-``attention_chunk_size``) would make ``DynamicCache`` keep only a window of tokens: refused, not modelled.
+``attention_chunk_size``) change no parameter: ``DynamicCache`` then keeps the last W − 1 tokens of a windowed layer.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from ..params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )
+from . import gpt2
 from .base import Family, ModelClass
 from .heads import decoder_classes
 
-_CACHE_ONLY = "OPTConfig has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
 
 def _final_norm(c: ModelConfig) -> bool:
@@ -116,10 +116,11 @@ OPT = Family(
     sizes=(
         Size("vocab_size", "V", 50272),
         Size("hidden_size", "H", 768),
-        Size("num_hidden_layers", "L", 12),
+        Size("num_hidden_layers", "L", 12, minimum=0),
         Size("num_attention_heads", "A", 12),
         Size("ffn_dim", "I", 3072),
         Size("max_position_embeddings", "P", 2048),
+        *gpt2.WINDOWS,
         Size("word_embed_proj_dim", "d_e", None),  # None: hidden_size
     ),
     flags=(
@@ -129,17 +130,15 @@ OPT = Family(
         Flag("do_layer_norm_before", True),
         Flag("_remove_final_layer_norm", False),
     ),
-    refused={
-        "sliding_window": (None, _CACHE_ONLY),
-        "layer_types": (None, _CACHE_ONLY),
-        "attention_chunk_size": (None, _CACHE_ONLY),
-    },
+    read=gpt2.read_windows,
+    runs=gpt2.window_runs,
     derive=_derive,
+    heads_checked_by_layers=True,  # OPTAttention checks them: a depth-0 model is built whatever they are
     pad_token_id=1,  # embed_tokens' padding row
     layout=_layout,
     formulas=_formulas,
     flops=_flops,
-    kv_cache=lambda c: "2*L*A*d_k*S*B",
+    kv_cache=gpt2.kv_cache,
     positions=lambda c: c["P"],  # P + 2 rows, the first two never looked up
     torch_ref="OPTForCausalLM",
     # the heads read d_e-wide states; without its head OPTModel keeps project_out (d_e ≠ H)

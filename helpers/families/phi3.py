@@ -7,7 +7,11 @@ layer instead of 7). transformers registers ``o_proj`` before ``qkv_proj``. No b
 in a Phi-3 file is not read by Phi3Config). ``partial_rotary_factor`` and ``rope_scaling`` (LongRoPE's
 short/long factors) change the rotation only, no tensor. The token table has a padding row
 (``pad_token_id``, 32000 by default). ``sliding_window`` (2047 in Phi-3-mini-4k) windows every layer: the
-cache keeps the last ``W − 1`` tokens, as Mistral's.
+cache keeps the last ``W − 1`` tokens, as Mistral's. Refused in one line: ``head_dim: null``, which transformers'
+attention fails on. Counted whatever else Phi3Config builds (heads that do not divide H: d_k = H // A; key/value
+heads that do not divide the query heads; ``layer_types``; ``attention_chunk_size``: the cache only);
+``flops``/``memory`` refuse what transformers cannot run (key/value heads not dividing the query heads, an odd
+head), ``memory`` alone a window below 1.
 """
 
 from __future__ import annotations
@@ -54,25 +58,19 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     return result
 
 
-def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
-    """Phi-3's own refusals: ``head_dim: null`` (transformers' attention fails on it) and a window of 1.
+_read_cache, _runs = llama.hooks(stored_head=False)  # sliding_window None unless given (2047 in Phi-3-mini-4k)
+
+
+def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+    """Phi-3's own refusal, ``head_dim: null`` (transformers' attention fails on it), and the cache's layers.
 
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
-    if "head_dim" in raw and raw["head_dim"] is None:
+    if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # no layer (L = 0): no attention to fail
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
                                       "num_attention_heads)")
-    if sizes.get("W") == 1:
-        raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
-                                            "keeps every token instead of none")
+    return _read_cache(raw, sizes, flags)
 
-
-# keys transformers would read that would change the cache in a way this engine does not model
-REFUSED = {
-    "layer_types": (None, "Phi3Config has no per-layer attention types, but the cache would follow such a list; "
-                          "this engine does not"),
-    "attention_chunk_size": (None, "chunked attention caches are not modelled"),
-}
 
 PHI3 = Family(
     model_type="phi3",
@@ -80,24 +78,25 @@ PHI3 = Family(
     sizes=(
         Size("vocab_size", "V", 32064),
         Size("hidden_size", "H", 3072),
-        Size("num_hidden_layers", "L", 32),
+        Size("num_hidden_layers", "L", 32, minimum=0),
         Size("num_attention_heads", "A", 32),
         Size("num_key_value_heads", "A_kv", None),  # None: A (multi-head attention)
         Size("head_dim", "d_k", None),  # not a Phi3Config field, but read: None means H // A
         Size("intermediate_size", "I", 8192),
         Size("max_position_embeddings", "P", 4096),
-        Size("sliding_window", "W", None),  # None: no window, the cache keeps every token
+        Size("sliding_window", "W", None, minimum=-2**63),  # None: no window, the cache keeps every token
+        llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", False),),
-    refused=REFUSED,
     derive=llama.LLAMA.derive,
     read=read,
-    heads_divide_hidden="unless head_dim",
+    runs=_runs,
+    heads_divide_hidden="never",  # head_dim = H // A without it: the projections are A·d_k wide
     pad_token_id=32000,
     layout=layout,
     formulas=formulas,
     flops=lambda c: dict(llama.FLOPS),
-    kv_cache=lambda c: "2*L*A_kv*d_k*min(S, W - 1)*B" if "W" in c.sizes else "2*L*A_kv*d_k*S*B",
+    kv_cache=llama.kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Phi3ForCausalLM",
     classes=decoder_classes("Phi3", "model."),

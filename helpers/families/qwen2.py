@@ -8,11 +8,15 @@ mask and the cache, never a tensor: ``use_sliding_window`` turns the window on (
 when ``i >= max_window_layers``), and an explicit ``layer_types`` list says it layer by layer instead.
 A windowed layer's cache keeps the last ``sliding_window − 1`` tokens (``DynamicSlidingWindowLayer``), a
 global layer's every token. Qwen3 (:mod:`helpers.families.qwen3`) reads its config the same way.
+Refused in one line: ``head_dim: null`` and what Qwen2Config refuses (a ``layer_types`` list of the wrong length).
+Counted whatever else it builds (heads that do not divide H: d_k = H // A; key/value heads that do not divide the
+query heads; depth 0). ``flops``/``memory`` refuse what transformers cannot run: key/value heads not dividing the
+query heads, and, because Qwen2Model builds one mask per layer type (full and sliding only), windowed layers without
+a window or any other layer type (``chunked_attention``...); ``memory`` alone a window below 1.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
@@ -20,43 +24,31 @@ from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, L
 from . import llama
 from .base import Family
 from .heads import decoder_classes
+from .llama import FULL, SLIDING
 
-FULL, SLIDING = "full_attention", "sliding_attention"
+def _max_window_layers(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | None) -> list[str]:
+    """Qwen2Config's own ``layer_types``: layer ``i`` windowed when there is a window and ``i >= max_window_layers``."""
+    return [SLIDING if window is not None and i >= sizes["M"] else FULL for i in range(sizes["L"])]
 
 
-def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
+_read_cache, _runs = llama.hooks(default=4096, switch="use_sliding_window", types=_max_window_layers, keep_l_w=True,
+                                 stored_head=False, masks=True)
+_read_cache_qwen3, _runs_qwen3 = llama.hooks(default=4096, switch="use_sliding_window", types=_max_window_layers,
+                                             keep_l_w=True, masks=True)
+
+
+def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """``L_w``, the layers with a sliding-window cache, as Qwen2Config's ``__post_init__`` derives them.
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
-    ``W`` (``sliding_window``) is kept only where some layer uses it.
-    Refused in one line naming the key: a ``layer_types`` list that is not one of ``full_attention`` /
-    ``sliding_attention`` per layer, windowed layers without a window (transformers' cache fails on them), a
-    window of 1 (its cache slice ``[-W + 1:]`` becomes ``[0:]`` and keeps every token), and ``head_dim: null``
-    (transformers' attention reads ``config.head_dim`` as it is and fails on None).
+    ``W`` (``sliding_window``) is kept only where some layer uses it; :func:`helpers.families.llama.cache_layers`
+    says what the cache keeps. Refused in one line naming the key: ``head_dim: null`` (transformers' attention
+    reads ``config.head_dim`` as it is and fails on None).
     """
-    if "head_dim" in raw and raw["head_dim"] is None:
+    if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # no layer (L = 0): no attention to fail
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
                                       "num_attention_heads)")
-    window = sizes.get("W") if flags["use_sliding_window"] else None  # off: transformers sets it to None
-    layer_types = raw.get("layer_types")
-    if layer_types is None:
-        windowed = 0 if window is None else max(0, sizes["L"] - max(sizes["M"], 0))
-    else:
-        if not isinstance(layer_types, list) or any(t not in (FULL, SLIDING) for t in layer_types):
-            raise ConfigError("layer_types", f"must be a list of {json.dumps(FULL)} or {json.dumps(SLIDING)}, one per "
-                                             f"layer; other attention types are not modelled")
-        if len(layer_types) != sizes["L"]:
-            raise ConfigError("layer_types", f"lists {len(layer_types)} layers, num_hidden_layers = {sizes['L']}")
-        windowed = layer_types.count(SLIDING)
-        if windowed and window is None:
-            raise ConfigError("layer_types", "names sliding_attention layers without a window (use_sliding_window "
-                                             "false or sliding_window null): transformers' cache fails on them")
-    if windowed and window == 1:
-        raise ConfigError("sliding_window", "1 is not modelled: transformers' cache slice [-W + 1:] becomes [0:] and "
-                                            "keeps every token instead of none")
-    sizes["L_w"] = windowed
-    if not windowed:
-        sizes.pop("W", None)
+    return _read_cache(raw, sizes, flags)
 
 
 def kv_cache(c: ModelConfig) -> str:
@@ -64,11 +56,7 @@ def kv_cache(c: ModelConfig) -> str:
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
-    if not c["L_w"]:
-        return "2*L*A_kv*d_k*S*B"
-    if c["L_w"] == c["L"]:
-        return "2*L*A_kv*d_k*min(S, W - 1)*B"
-    return "2*A_kv*d_k*((L - L_w)*S + L_w*min(S, W - 1))*B"
+    return llama.kv_cache(c)
 
 
 def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (True, False)) -> Layout:
@@ -117,13 +105,14 @@ def formulas(c: ModelConfig) -> dict[str, str]:
 SIZES = (
     Size("vocab_size", "V", 151936),
     Size("hidden_size", "H", 4096),
-    Size("num_hidden_layers", "L", 32),
+    Size("num_hidden_layers", "L", 32, minimum=0),
     Size("num_attention_heads", "A", 32),
     Size("num_key_value_heads", "A_kv", 32, nullable=True),  # null: A (multi-head attention)
     Size("intermediate_size", "I", 22016),
     Size("max_position_embeddings", "P", 32768),
-    Size("sliding_window", "W", 4096, nullable=True),  # used only with use_sliding_window
-    Size("max_window_layers", "M", 28, minimum=0),  # the first M layers stay global
+    Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # used only with use_sliding_window
+    Size("max_window_layers", "M", 28, minimum=-2**63),  # the first M layers stay global
+    llama.CHUNK,
 )
 FLAGS = (Flag("tie_word_embeddings", False), Flag("use_sliding_window", False))
 
@@ -134,7 +123,8 @@ QWEN2 = Family(
     flags=FLAGS,
     derive=llama.LLAMA.derive,
     read=read_windows,
-    heads_divide_hidden="unless head_dim",
+    runs=_runs,
+    heads_divide_hidden="never",  # head_dim = H // A without it: the projections are A·d_k wide
     pad_token_id=None,
     layout=layout,
     formulas=formulas,

@@ -51,6 +51,7 @@ QWEN3: Family = replace(
     architecture="Qwen3ForCausalLM",
     sizes=(*qwen2.SIZES[:5], Size("head_dim", "d_k", 128), *qwen2.SIZES[5:]),  # null refused, as transformers does
     flags=(*qwen2.FLAGS, Flag("attention_bias", False)),
+    runs=qwen2._runs_qwen3,  # Qwen3Config keeps head_dim: an odd one is refused (validate_rope)
     layout=layout,
     formulas=formulas,
     torch_ref="Qwen3ForCausalLM",

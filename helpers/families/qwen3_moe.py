@@ -7,7 +7,8 @@ fused and registers them before the router: ``mlp.experts.gate_up_proj`` (E × 2
 ``mlp.experts.down_proj`` (E × H × I_e), then ``mlp.gate.weight``. Layer ``i`` is sparse when it is not in
 ``mlp_only_layers``, E > 0 and ``(i + 1) % decoder_sparse_step == 0``; the others keep a dense SwiGLU of
 ``intermediate_size`` (I). L_e counts the sparse layers. Qwen3-30B-A3B: 30.5B parameters, 3.3B active
-(:attr:`helpers.count.Count.active`). The cache is LLaMA's (``use_sliding_window`` is refused).
+(:attr:`helpers.count.Count.active`). The cache is LLaMA's; with ``use_sliding_window`` every layer keeps
+the last ``sliding_window − 1`` tokens (Qwen3MoeConfig has no ``max_window_layers``).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _flops(c: ModelConfig) -> dict[str, str]:
 
 def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """``mlp_only_layers`` (the layers kept dense), L_e (the sparse layers) and the checks that need them."""
-    if "head_dim" in raw and raw["head_dim"] is None:
+    if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # no layer (L = 0): no attention to fail
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
                                       "num_attention_heads)")
     listed = raw.get("mlp_only_layers")
@@ -102,9 +103,23 @@ def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, boo
     L, E, s = sizes["L"], sizes["E"], sizes["s"]
     kept_dense = sum(1 for i in set(dense) if 0 <= i < L and (i + 1) % s == 0)
     sizes["L_e"] = L // s - kept_dense if E > 0 else 0  # layers s − 1, 2s − 1, ... less those kept dense
-    if sizes["L_e"] and sizes["k"] > E:
-        raise ConfigError("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_experts = {E} experts")
-    return {"mlp_only_layers": dense}
+    switch = raw.get("use_sliding_window", False)
+    if not isinstance(switch, bool):
+        raise ConfigError("use_sliding_window", f"must be true or false, got {json.dumps(switch)}")
+    return {"mlp_only_layers": dense, **_read_cache(raw, sizes, flags)}
+
+
+# Qwen3MoeConfig has no layer_types and no max_window_layers: with use_sliding_window every layer is windowed
+_read_cache, _window_runs = llama.hooks(default=4096, switch="use_sliding_window", stored_head=False)
+
+
+def _cannot_run(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+    """LLaMA's (key/value heads, the cache), and k ≤ E where a layer is sparse (``torch.topk`` refuses more)."""
+    problems = _window_runs(raw, sizes, flags)
+    if sizes["L_e"] and sizes["k"] > sizes["E"]:
+        problems.setdefault("forward", ("num_experts_per_tok", f"{sizes['k']} experts per token, but only "
+                                                               f"num_experts = {sizes['E']} experts"))
+    return problems
 
 
 QWEN3_MOE = Family(
@@ -113,7 +128,7 @@ QWEN3_MOE = Family(
     sizes=(
         Size("vocab_size", "V", 151936),
         Size("hidden_size", "H", 2048),
-        Size("num_hidden_layers", "L", 24),
+        Size("num_hidden_layers", "L", 24, minimum=0),
         Size("num_attention_heads", "A", 32),
         Size("num_key_value_heads", "A_kv", 4),
         Size("head_dim", "d_k", None),  # not a Qwen3MoeConfig field, but read (getattr): None: H // A
@@ -123,18 +138,19 @@ QWEN3_MOE = Family(
         Size("num_experts", "E", 128, minimum=0, aliases=("num_local_experts",)),  # 0: every layer dense
         Size("num_experts_per_tok", "k", 8),
         Size("decoder_sparse_step", "s", 1),
+        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # used only with use_sliding_window
+        llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("norm_topk_prob", False)),
-    refused={"use_sliding_window": (False, "a windowed cache and mask are not modelled for Qwen3-MoE (its released "
-                                           "configs have none)")},
     derive=llama.LLAMA.derive,
     read=_read,
-    heads_divide_hidden="unless head_dim",
+    runs=_cannot_run,
+    heads_divide_hidden="never",  # head_dim = H // A without it: the projections are A·d_k wide
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,
     flops=_flops,
-    kv_cache=llama.LLAMA.kv_cache,  # LLaMA's: every layer caches every token
+    kv_cache=llama.kv_cache,  # every token, or the last W − 1 with use_sliding_window
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Qwen3MoeForCausalLM",
     classes=decoder_classes("Qwen3Moe", "model.", qa_prefix="transformer."),

@@ -4,7 +4,8 @@ Introduced in ``07_decoder_llms``. Two stacks share one token table ``shared`` (
 LM head:
 
 * the encoder (L layers): self-attention (q, k, v: A·d_k × H each, o: H × A·d_k; d_k = ``d_kv`` need not be
-  H/A), then the feed-forward; the decoder (L_d layers, ``num_decoder_layers``, L unless given): causal
+  H/A), then the feed-forward; the decoder (L_d layers, ``num_decoder_layers``; unless given, the file's own
+  ``num_layers``, 6 if absent, even where the alias ``num_hidden_layers`` sets L: T5Config copies it first): causal
   self-attention, cross-attention (``EncDecAttention``: the same four matrices, its k and v over the encoder's
   tokens), then the feed-forward;
 * no position table: a relative attention bias ``relative_attention_bias`` (R × A, R buckets), in layer 0
@@ -25,8 +26,10 @@ one S, so both lengths are S here (the tests feed ``decoder_input_ids = input_id
 transformers' ``EncoderDecoderCache``: the decoder's self-attention keys and values over its S tokens, plus
 the cross-attention keys and values over the encoder's S tokens, for each of the L_d decoder layers.
 
-``is_encoder_decoder: false`` would leave the cross-attention uncached: refused, as are ``sliding_window``,
-``layer_types`` and ``attention_chunk_size`` (T5Config has no such field, yet DynamicCache would read them).
+Keys T5Config does not declare but transformers' cache reads, ``sliding_window``, ``attention_chunk_size`` and
+``layer_types`` (which T5Config checks against ``num_layers``, while the cache takes its first L_d entries), change
+no parameter: the cache then keeps the last W − 1 tokens of each windowed layer, for self- and cross-attention alike.
+``is_encoder_decoder: false`` leaves the cross-attention uncached: counted, its cache refused.
 """
 
 from __future__ import annotations
@@ -39,10 +42,9 @@ from ..params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD,
     QA_HEAD, Block, Layout, Param,
 )
+from . import llama
 from .base import Family, ModelClass
 from .heads import combine, linear, model_class
-
-_CACHE_ONLY = "T5Config has no such field, yet transformers' DynamicCache would read it and keep only a window of tokens"
 
 
 def _attention(name: str, c: ModelConfig) -> list[Param]:
@@ -82,16 +84,22 @@ def _layout(c: ModelConfig, decoder: bool = True) -> Layout:
     stacks = (("encoder", c["L"]), ("decoder", c["L_d"])) if decoder else (("encoder", c["L"]),)
     for stack, layers in stacks:
         decoder = stack == "decoder"
-        blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, True)), range(0, 1)))
+        blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, True)), range(0, min(1, layers))))
         blocks.append(Block(f"{stack}.block.{{i}}.", tuple(_layer(c, decoder, False)), range(1, layers)))
         blocks.append(Block.once(Param.norm(f"{stack}.final_layer_norm.weight", (H,), LAYER_NORM, "H")))
     return Layout(tuple(blocks))
 
 
+def _bias_tables(c: ModelConfig, *depths: str) -> str:
+    """The relative-bias tables (R × A) of the stacks named, one per stack that has a layer 0."""
+    stacks = sum(1 for depth in depths if c[depth] > 0)
+    return "V*H" + ("" if not stacks else " + R*A" if stacks == 1 else f" + {stacks}*R*A")
+
+
 def _formulas(c: ModelConfig) -> dict[str, str]:
     """T5's parameter formulas per component (the LM head is ``shared``: no line of its own)."""
     return {
-        EMBEDDINGS: "V*H + 2*R*A",
+        EMBEDDINGS: _bias_tables(c, "L", "L_d"),
         ATTENTION: "4*(L + 2*L_d)*A*d_k*H",
         LAYER_NORM: "(2*L + 3*L_d + 2)*H",
         FEED_FORWARD: "(G + 1)*(L + L_d)*H*I",
@@ -101,7 +109,7 @@ def _formulas(c: ModelConfig) -> dict[str, str]:
 def _encoder_formulas(c: ModelConfig) -> dict[str, str]:
     """T5EncoderModel's parameter formulas: the encoder's share of T5's."""
     return {
-        EMBEDDINGS: "V*H + R*A",
+        EMBEDDINGS: _bias_tables(c, "L"),
         ATTENTION: "4*L*A*d_k*H",
         LAYER_NORM: "(2*L + 1)*H",
         FEED_FORWARD: "(G + 1)*L*H*I",
@@ -113,6 +121,22 @@ ENCODER = ModelClass(lambda c: _layout(c, decoder=False), _encoder_formulas)
 SEQUENCE = combine(linear("classification_head.dense", "H", CLASSIFIER, tokens="B"),
                    linear("classification_head.out_proj", "C", CLASSIFIER, tokens="B"))
 
+def _kv_cache(c: ModelConfig) -> str:
+    """EncoderDecoderCache: the decoder's self-attention keys and values over its S tokens, and its cross-attention
+    ones over the encoder's S tokens; both DynamicCaches keep only the last W − 1 (W_c − 1) tokens of a windowed
+    (chunked) layer, the cross-attention cache too, as transformers does."""
+    full, windowed, chunked = c.lists.get("cache", (c["L_d"], 0, 0))
+    if not windowed and not chunked:
+        return "2*L_d*A*d_k*S*B + 2*L_d*A*d_k*S*B"
+    if windowed == c["L_d"] or chunked == c["L_d"]:
+        kept = "L_d*min(S, W - 1)" if windowed else "L_d*min(S, W_c - 1)"
+    else:
+        rest = "L_d" + (" - L_w" if windowed else "") + (" - L_c" if chunked else "")
+        kept = " + ".join(([f"({rest})*S"] if full else []) + (["L_w*min(S, W - 1)"] if windowed else [])
+                          + (["L_c*min(S, W_c - 1)"] if chunked else []))
+    return f"2*A*d_k*({kept})*B + 2*A*d_k*({kept})*B"
+
+
 FLOPS = {  # the encoder and the decoder both over S tokens
     EMBEDDINGS: "0",
     ATTENTION_PROJECTIONS: "8*(L + 2*L_d)*B*S*A*d_k*H",
@@ -123,11 +147,56 @@ FLOPS = {  # the encoder and the decoder both over S tokens
 }
 
 
-def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    sizes.setdefault("L_d", sizes["L"])  # num_decoder_layers: None means num_layers
+def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+    """The decoder's depth, and ``feed_forward_proj``: ``ACT`` (wi, wo) or ``gated-ACT`` (wi_0, wi_1, wo), as T5Config
+    checks it.
+
+    ``num_decoder_layers`` absent or null copies ``num_layers`` as the file writes it (6 if it does not), BEFORE
+    transformers applies the alias ``num_hidden_layers``: ``{"num_hidden_layers": 3}`` builds 3 encoder layers and 6
+    decoder layers, as T5Config's ``__post_init__`` does.
+    """
+    if "L_d" not in sizes:
+        own = raw.get("num_layers")
+        sizes["L_d"] = 6 if own is None else own  # _read_size checked it as an integer
+        if sizes["L_d"] < 0:
+            raise ConfigError("num_layers", f"must be at least 0, got {sizes['L_d']} (the decoder's depth copies it)")
+    _read_proj(raw, sizes)
+    return _cache_sizes(raw, sizes)
 
 
-def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> None:
+def _cache_types(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> list[str] | None:
+    """The decoder layers' cache types: ``layer_types`` (T5Config checks it lists ``num_layers`` layers) for the first
+    L_d layers, or None (every layer windowed if ``sliding_window``, chunked if ``attention_chunk_size``, else full)."""
+    types = llama.read_layer_types(raw, sizes["L"])
+    return None if types is None else types[:sizes["L_d"]]
+
+
+def _cache_sizes(raw: Mapping[str, Any], sizes: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """``{"cache": (full, windowed, chunked)}`` over the decoder's L_d layers, ``L_w``/``L_c``/``W``/``W_c`` in sizes."""
+    cache = {**sizes, "L": sizes["L_d"]}
+    lists = llama.read_cache(raw, cache, sizes.get("W"), _cache_types(raw, sizes))
+    for key in ("L_w", "L_c", "W", "W_c"):
+        sizes.pop(key, None)
+        if key in cache:
+            sizes[key] = cache[key]
+    return lists
+
+
+def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+    """A cache transformers cannot keep: windows without a size, ``layer_types`` shorter than the decoder (its
+    DynamicCache then indexes past the list), ``is_encoder_decoder: false`` (no cross-attention cache)."""
+    if raw.get("is_encoder_decoder", True) is False:
+        return {"cache": ("is_encoder_decoder", "false leaves the decoder without its cross-attention cache: not "
+                                                "modelled")}
+    types = llama.read_layer_types(raw, sizes["L"])
+    if types is not None and len(types) < sizes["L_d"]:
+        return {"cache": ("layer_types", f"lists {len(types)} layers for num_decoder_layers = {sizes['L_d']}: "
+                                         "transformers' cache fails on the decoder's later layers")}
+    _, problem = llama.cache_layers(raw, {**sizes, "L": sizes["L_d"]}, sizes.get("W"), _cache_types(raw, sizes))
+    return {"cache": problem} if problem else {}
+
+
+def _read_proj(raw: Mapping[str, Any], sizes: dict[str, int]) -> None:
     """``feed_forward_proj``: ``ACT`` (wi, wo) or ``gated-ACT`` (wi_0, wi_1, wo), as T5Config checks it."""
     proj = raw.get("feed_forward_proj", "relu")
     parts = proj.split("-") if isinstance(proj, str) else []
@@ -145,19 +214,15 @@ T5 = Family(
         Size("d_model", "H", 512, aliases=("hidden_size",)),
         Size("d_kv", "d_k", 64, aliases=("head_dim",)),
         Size("d_ff", "I", 2048),
-        Size("num_layers", "L", 6, aliases=("num_hidden_layers",)),
-        Size("num_decoder_layers", "L_d", None, nullable=True),  # None: num_layers
+        Size("num_layers", "L", 6, minimum=0, aliases=("num_hidden_layers",)),
+        Size("num_decoder_layers", "L_d", None, minimum=0, nullable=True),  # None: the file's num_layers
         Size("num_heads", "A", 8, aliases=("num_attention_heads",)),
         Size("relative_attention_num_buckets", "R", 32),
+        llama.WINDOW,  # T5Config declares neither, but transformers' DynamicCache reads both
+        llama.CHUNK,
     ),
-    refused={
-        "is_encoder_decoder": (True, "without it the decoder would not cache the cross-attention keys and values"),
-        "sliding_window": (None, _CACHE_ONLY),
-        "layer_types": (None, _CACHE_ONLY),
-        "attention_chunk_size": (None, _CACHE_ONLY),
-    },
-    derive=_derive,
     read=_read,
+    runs=_runs,
     heads_divide_hidden="never",  # d_kv sizes the heads: A·d_k need not be H
     pad_token_id=0,
     padded=(),  # shared has no padding row
@@ -165,7 +230,7 @@ T5 = Family(
     formulas=_formulas,
     flops=lambda c: dict(FLOPS),
     # EncoderDecoderCache: self-attention over the decoder's S tokens + cross-attention over the encoder's S tokens
-    kv_cache=lambda c: "2*L_d*A*d_k*S*B + 2*L_d*A*d_k*S*B",
+    kv_cache=_kv_cache,
     positions=lambda c: None,  # relative attention bias: no position table, no longest sequence
     torch_ref="T5ForConditionalGeneration",
     classes={
