@@ -42,12 +42,11 @@ Every tensor is in exactly one group, so the groups add up to the total.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import re
-import signal
-import sys
-import time
+import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -290,49 +289,44 @@ def _quiet() -> Iterator[None]:
 
 
 class _TooSlow(BaseException):
-    """Raised by the alarm when building on the meta device takes longer than its limit (a BaseException, so that
+    """Raised by the watchdog when building on the meta device takes longer than its limit (a BaseException, so that
     no ``except Exception`` inside transformers swallows it)."""
 
 
 @contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`_TooSlow` after ``seconds``: by an alarm on the main thread of a POSIX process; elsewhere (another
-    thread, a server's or a widget's, or Windows) at the first Python call after the deadline (``sys.setprofile``)."""
-    def alarm(signum: int, frame: object) -> None:
-        raise _TooSlow
+    """Raise :class:`_TooSlow` in this thread once ``seconds`` have passed, and again every 0.25 s until the block ends.
 
+    A watchdog thread raises it asynchronously (CPython's ``PyThreadState_SetAsyncExc``), so it works in any thread,
+    the main one or not (a signal alarm reaches only the main thread). It is raised again and again because an
+    exception that lands in a finaliser (``__del__``, a weakref callback) is printed and dropped: one lost there
+    would let the build run on for hours.
+    """
     if not seconds:
         yield
         return
-    try:
-        previous = signal.signal(signal.SIGALRM, alarm)
-    except (ValueError, AttributeError):  # not the main thread, or no SIGALRM (Windows)
-        with _deadline(time.monotonic() + seconds):
-            yield
-        return
-    # repeated every 0.25 s after the deadline: an alarm that lands in a finaliser (``__del__``, a weakref callback)
-    # has its exception printed and dropped, and a single alarm lost there would let the build run on for hours
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.25)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+    target, done = ctypes.c_ulong(threading.get_ident()), threading.Event()
 
+    def watch() -> None:
+        if done.wait(seconds):
+            return
+        while not done.is_set():
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(target, ctypes.py_object(_TooSlow))
+            done.wait(0.25)
 
-@contextmanager
-def _deadline(deadline: float) -> Iterator[None]:
-    """Raise :class:`_TooSlow` at the first Python function call of this thread after ``deadline`` (time.monotonic)."""
-    def profile(frame: object, event: str, arg: object) -> None:
-        if event == "call" and time.monotonic() > deadline:
-            raise _TooSlow
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
+    watchdog = threading.Thread(target=watch, name="fallback-build-limit", daemon=True)
+    watchdog.start()
     try:
         yield
     finally:
-        sys.setprofile(previous)
+        while True:  # stop the watchdog and clear a pending exception, even if one lands here meanwhile
+            try:
+                done.set()
+                watchdog.join()
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(target, None)
+                break
+            except _TooSlow:
+                continue
 
 
 def build_on_meta(cls: Any, config: Any, raw: Mapping[str, Any], limit_s: float | None = BUILD_LIMIT_S) -> Any:
