@@ -53,7 +53,7 @@ class Count:
         for p, repeat in self.layout.rows():
             if p.kind == EXPERT:
                 used = matmul_count(p) * evaluate(p.tokens, self.config, B=1, S=1)
-                idle[p.component] = idle.get(p.component, 0) + repeat * (p.count - used)
+                idle[p.component] = idle.get(p.component, 0) + repeat * max(p.count - used, 0)  # k > E: all used
         return idle
 
     @property

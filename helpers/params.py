@@ -10,6 +10,7 @@ the counted tensors, and are shown to people as ``L·(4H² + 4H)`` (:func:`rende
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
@@ -113,10 +114,10 @@ class Param:
 def matmul_count(param: Param) -> int:
     """The weights one of the tensor's ``tokens`` multiplies: one expert's slice for :data:`EXPERT`, else all.
 
-    A mixture of experts routes each token to k of the E experts.
+    A mixture of experts routes each token to k of the E experts (E = 0 builds: the slice is still one expert's shape).
     Introduced in ``09_modern_architectures``.
     """
-    return param.count // param.shape[0] if param.kind == EXPERT else param.count
+    return math.prod(param.shape[1:]) if param.kind == EXPERT else param.count
 
 
 @dataclass(frozen=True)

@@ -658,6 +658,9 @@ WIDE.update({
 # not divide the width; depths 0 to 3; windows, chunks and per-layer attention types (they change the cache, not a
 # tensor); aliases of transformers' attribute_map; keys that change nothing.
 
+# the families whose head_dim may be 0: Mistral reads it as H // A, Gemma 2 builds its attention 0 wide (its rotary
+# embedding H // A); in the others transformers refuses it (the engine must then refuse it too)
+ZERO_HEAD = ("mistral", "gemma2")
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "moe", "window_attention")
 
 
@@ -681,7 +684,8 @@ def wide_decoder_configs(draw, model_type: str) -> dict:
         config["hidden_size"] = A * 2 * draw(st.integers(1, 4))
     divisors = [d for d in range(1, A + 1) if A % d == 0]
     _put(draw, config, "num_key_value_heads", st.one_of(st.sampled_from(divisors), st.integers(1, 4)))
-    _put(draw, config, "head_dim", st.one_of(st.integers(1, 8), st.sampled_from([2, 4, 6])))
+    _put(draw, config, "head_dim", st.one_of(st.integers(0 if model_type in ZERO_HEAD else 1, 8),
+                                             st.sampled_from([2, 4, 6])))
     _put(draw, config, "tie_word_embeddings", st.booleans())
     # keys that change no tensor: the window, the chunk, per-layer attention types (the cache follows them)
     _put(draw, config, "sliding_window", st.integers(1, 8))
@@ -732,22 +736,24 @@ def wide_qwen2_configs(draw, model_type: str = "qwen2") -> dict:
 
 @st.composite
 def wide_mixtral_configs(draw) -> dict:
-    """Mixtral: E experts (or its alias num_experts), k per token (more than E included: it builds, cannot run)."""
+    """Mixtral: E experts (0 included; or its alias num_experts), k per token (0 included; more than E: it builds,
+    cannot run)."""
     config = draw(wide_decoder_configs("mixtral"))
-    E = draw(st.integers(1, 4))
+    E = draw(st.integers(0, 4))
     config[draw(st.sampled_from(["num_local_experts", "num_experts"]))] = E
-    config["num_experts_per_tok"] = draw(st.sampled_from([1, E, E + 1]))
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, E, E + 1]))
     return config
 
 
 @st.composite
 def wide_qwen3_moe_configs(draw) -> dict:
-    """Qwen3-MoE: Qwen3's keys, E experts (0: all dense; alias num_local_experts), k, the sparse step, dense layers."""
+    """Qwen3-MoE: Qwen3's keys, E experts (0 or less: all dense; alias num_local_experts), k (0 included), experts 0
+    wide, the sparse step, dense layers."""
     config = draw(wide_qwen2_configs("qwen3_moe"))
-    E = draw(st.integers(0, 4))
+    E = draw(st.integers(-1, 4))
     config[draw(st.sampled_from(["num_experts", "num_local_experts"]))] = E
-    config["num_experts_per_tok"] = draw(st.sampled_from([1, max(E, 1), E + 1]))
-    config["moe_intermediate_size"] = draw(st.integers(1, 12))
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, max(E, 1), E + 1]))
+    config["moe_intermediate_size"] = draw(st.integers(0, 12))
     _put(draw, config, "decoder_sparse_step", st.integers(1, 3), null=False)
     L = config["num_hidden_layers"]
     _put(draw, config, "mlp_only_layers", st.lists(st.integers(0, max(L, 1)), max_size=3, unique=True))
@@ -779,8 +785,8 @@ def wide_deepseek_v3_configs(draw) -> dict:
         "hidden_size": draw(st.integers(1, 24)),
         "num_attention_heads": A,
         "num_hidden_layers": L,
-        "kv_lora_rank": draw(st.integers(1, 8)),
-        "qk_nope_head_dim": draw(st.integers(1, 6)),
+        "kv_lora_rank": draw(st.integers(0, 8)),  # 0: the latent 0 wide
+        "qk_nope_head_dim": draw(st.integers(0, 6)),  # 0: every dimension rotary
         "qk_rope_head_dim": 2 * draw(st.integers(1, 3)),
         "v_head_dim": draw(st.integers(1, 6)),
         "intermediate_size": draw(st.integers(1, 32)),
@@ -788,12 +794,12 @@ def wide_deepseek_v3_configs(draw) -> dict:
         "first_k_dense_replace": draw(st.integers(0, L + 1)),
         "n_group": g,
         "topk_group": k_g,
-        "num_experts_per_tok": draw(st.integers(1, E + 1)),
+        "num_experts_per_tok": draw(st.integers(0, E + 1)),  # 0: no routed expert runs
         "n_shared_experts": draw(st.integers(0, 2)),
     }
     config[draw(st.sampled_from(["n_routed_experts", "num_local_experts"]))] = E
     _put(draw, config, "num_key_value_heads", st.integers(1, 4))
-    _put(draw, config, "q_lora_rank", st.integers(1, 12))
+    _put(draw, config, "q_lora_rank", st.integers(0, 12))  # 0: the bottleneck 0 wide
     for key in ("tie_word_embeddings", "attention_bias", "norm_topk_prob"):
         _put(draw, config, key, st.booleans(), null=False)
     for key, values in (("moe_layer_freq", st.integers(1, 3)), ("sliding_window", st.integers(2, 8)),

@@ -172,7 +172,6 @@ def test_mistral_7b_cache_stops_growing_at_the_window():
 
 MISTRAL_BAD = [
     ({"sliding_window": "4096"}, "sliding_window"),  # MistralConfig refuses it too
-    ({"head_dim": 0}, "head_dim"),
 ]
 
 
@@ -191,6 +190,7 @@ MISTRAL_BUILT = [  # (change, the key flops and memory refuse, the key memory al
     ({"num_key_value_heads": 3}, "num_key_value_heads", None),  # 32 query heads do not share 3 key/value heads
     ({"hidden_size": 4100}, None, None),  # d_k = 4100 // 32 = 128: q_proj 4096 × 4100
     ({"layer_types": ["full_attention"] * 32}, None, None),  # the cache only: every layer global
+    ({"head_dim": 0}, None, None),  # MistralAttention reads head_dim or H // A: 128, as without the key
 ]
 
 

@@ -169,11 +169,7 @@ def test_deepseek_v3_cache_per_token():
 
 
 BAD = [
-    ({"num_experts_per_tok": 0}, "num_experts_per_tok"),
-    ({"q_lora_rank": 0}, "q_lora_rank"),
-    ({"kv_lora_rank": 0}, "kv_lora_rank"),
     ({"kv_lora_rank": None}, "kv_lora_rank"),
-    ({"qk_nope_head_dim": 0}, "qk_nope_head_dim"),
     ({"qk_rope_head_dim": 63}, "qk_rope_head_dim"),
     ({"v_head_dim": None}, "v_head_dim"),
     ({"first_k_dense_replace": None}, "first_k_dense_replace"),
@@ -198,6 +194,10 @@ BUILT = [  # (change, the key flops and memory refuse; None: they answer)
     ({"num_key_value_heads": 64}, "num_key_value_heads"),  # changes no tensor; repeat_kv breaks the forward pass
     ({"num_attention_heads": 64}, "num_key_value_heads"),
     ({"num_local_experts": 128}, None),  # the alias wins over n_routed_experts (applied after the fields)
+    ({"num_experts_per_tok": 0}, None),  # the router scores, no routed expert runs
+    ({"q_lora_rank": 0}, None),  # q_a_proj, q_a_layernorm and q_b_proj 0 wide (not a plain q_proj: that is null)
+    ({"kv_lora_rank": 0}, None),  # the latent 0 wide: kv_a_layernorm and kv_b_proj
+    ({"qk_nope_head_dim": 0}, None),  # every query/key dimension rotary
     ({"moe_layer_freq": 2}, None),  # not read by DeepseekV3 in transformers: every layer past the dense ones sparse
 ]
 
@@ -212,7 +212,9 @@ def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(w
 
 
 @pytest.mark.parametrize("change", [{"topk_group": 1, "num_experts_per_tok": 3}, {"first_k_dense_replace": 4},
-                                    {"num_local_experts": 16}, {"moe_layer_freq": 2}])
+                                    {"num_local_experts": 16}, {"moe_layer_freq": 2}, {"num_experts_per_tok": 0},
+                                    {"q_lora_rank": 0}, {"kv_lora_rank": 0}, {"qk_nope_head_dim": 0},
+                                    {"q_lora_rank": 0, "kv_lora_rank": 0, "qk_nope_head_dim": 0}])
 def test_the_unusual_configs_transformers_runs_are_answered(change):
     """Tiny twins of the configs above that run: transformers' FLOPs (eager experts) are the engine's."""
     raw = {**TINY["deepseek_v3"], **change}

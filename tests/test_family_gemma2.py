@@ -72,7 +72,6 @@ def test_gemma_2_9b_cache_halves_past_the_window():
 
 GEMMA2_BAD = [
     ({"hidden_size": 3585}, "num_attention_heads"),  # Gemma2Config refuses heads that do not divide H
-    ({"head_dim": 0}, "head_dim"),
     ({"pad_token_id": -256001}, "pad_token_id"),
 ]
 
@@ -91,6 +90,8 @@ GEMMA2_BUILT = [  # (change, the key flops and memory refuse, the key memory alo
     ({"sliding_window": None}, "sliding_window", None),  # builds; its windowed layers fail, cache or not (below)
     ({"num_key_value_heads": 3}, "num_key_value_heads", None),  # 16 query heads do not share 3 key/value heads
     ({"layer_types": ["full_attention"] * 42}, None, None),  # what re-saving writes, here all global
+    ({"head_dim": 0}, "head_dim", None),  # q/k/v/o 0 wide (the rotary embedding H // A): its forward pass fails
+    ({"head_dim": 0, "num_hidden_layers": 0}, None, None),  # no layer: nothing splits into heads
 ]
 
 

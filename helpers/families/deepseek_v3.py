@@ -40,8 +40,9 @@ L_f is then L), A_kv ≠ A (no tensor changes). The commands that run the model 
 refuse, in one line naming the key, what transformers' forward pass fails on: ``A // A_kv ≠ 1``, an odd d_rope,
 and, where a layer is sparse, k > E, k_g > g, g not dividing E, groups of fewer than 2 experts (the router scores
 a group by its best two). k more than the k_g kept groups hold runs (the other experts score −∞, ``topk`` still
-picks k). Refused everywhere: an odd d_rope wider than 4 (transformers' ``validate_rope``), ranks and head sizes of
-0. ``scoring_func``, ``topk_method``, ``routed_scaling_factor``, ``rope_scaling`` change no parameter and no matmul
+picks k). Counted, and run: ranks r_q and r_kv of 0 (the bottleneck's and the latent's tensors 0 wide), d_nope = 0
+(heads all rotary), k = 0 (the router scores, no expert runs). Refused everywhere: an odd d_rope wider than 4
+(transformers' ``validate_rope``). ``scoring_func``, ``topk_method``, ``routed_scaling_factor``, ``rope_scaling`` change no parameter and no matmul
 and are not read; ``sliding_window``, ``attention_chunk_size`` and ``layer_types`` change only the cache.
 
 The cache (transformers 5.23): each layer keeps the normalised latent as its keys (r_kv wide) and the rotated
@@ -226,16 +227,16 @@ DEEPSEEK_V3 = Family(
         Size("num_hidden_layers", "L", 61, minimum=0),
         Size("num_attention_heads", "A", 128),
         Size("num_key_value_heads", "A_kv", 128, nullable=True),  # null: A (DeepseekV3Config's __post_init__)
-        Size("q_lora_rank", "r_q", 1536, nullable=True),  # null: a plain q_proj, no bottleneck
-        Size("kv_lora_rank", "r_kv", 512),
-        Size("qk_nope_head_dim", "d_nope", 128),
+        Size("q_lora_rank", "r_q", 1536, minimum=0, nullable=True),  # null: a plain q_proj; 0: a bottleneck 0 wide
+        Size("kv_lora_rank", "r_kv", 512, minimum=0),  # 0: a latent 0 wide
+        Size("qk_nope_head_dim", "d_nope", 128, minimum=0),  # 0: heads all rotary
         Size("qk_rope_head_dim", "d_rope", 64),
         Size("v_head_dim", "d_v", 128),
         Size("intermediate_size", "I", 18432),  # the dense layers' SwiGLU
         Size("moe_intermediate_size", "I_e", 2048),  # each routed expert's SwiGLU, and n_s of them shared
         Size("max_position_embeddings", "P", 4096),
         Size("n_routed_experts", "E", 256, aliases=("num_local_experts",)),
-        Size("num_experts_per_tok", "k", 8),
+        Size("num_experts_per_tok", "k", 8, minimum=0),  # 0: the router runs, no expert does
         Size("n_shared_experts", "n_s", 1, minimum=0),  # 0: no shared experts (their tensors are 0 wide)
         Size("first_k_dense_replace", "L_f", 3, minimum=0),
         Size("n_group", "g", 8),

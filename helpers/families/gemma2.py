@@ -83,7 +83,7 @@ GEMMA2 = Family(
         Size("num_hidden_layers", "L", 26, minimum=0),
         Size("num_attention_heads", "A", 8),
         Size("num_key_value_heads", "A_kv", 4),
-        Size("head_dim", "d_k", 256),  # not H // A
+        Size("head_dim", "d_k", 256, minimum=0),  # not H // A; 0: projections 0 wide (rotary H // A), cannot run
         Size("intermediate_size", "I", 9216),
         Size("max_position_embeddings", "P", 8192),
         Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: windowed layers fail to run

@@ -214,6 +214,9 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
         problems["forward"] = (key, "grouped-query attention shares each key/value head among a whole number of query "
                                     f"heads: num_attention_heads = {sizes['A']} is not divisible by {key} = "
                                     f"{sizes['A_kv']} (transformers builds the model, its forward pass fails)")
+    elif sizes["d_k"] == 0 and sizes["L"]:  # Gemma 2's head_dim: 0 builds its projections 0 wide
+        problems["forward"] = ("head_dim", "0 dimensions per head: transformers builds the attention projections 0 "
+                                           "wide, and its forward pass fails (it cannot split 0 values into heads of 0)")
     elif sizes["d_k"] % 2 and sizes["L"]:  # 1 and 3 build (validate_rope lets heads of 4 or fewer pass)
         problems["forward"] = ("head_dim", f"{sizes['d_k']} dimensions per head: rotary embeddings turn pairs of "
                                            "dimensions; an odd head fails in transformers' forward pass (3) or adds "
@@ -225,17 +228,19 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
 
 
 def check_head(raw: Mapping[str, Any], sizes: Mapping[str, int], stored: bool = True) -> None:
-    """Refuse what transformers refuses to build: heads of 0 dimensions (H // A = 0: its rotary embedding fails) and
-    an odd head wider than 4, wholly rotated (``validate_rope``). ``stored``: the config class keeps ``head_dim``
-    (LLaMA: H // A when absent); otherwise only an explicit ``head_dim`` is validated (Qwen2, Phi-3).
+    """Refuse what transformers refuses to build: heads of 0 dimensions from H // A = 0 (the rotary embedding reads
+    ``head_dim or H // A`` and fails on 0; a ``head_dim: 0`` that a family accepts, Gemma 2's, leaves it H // A) and
+    an odd head wider than 4, wholly rotated (``validate_rope``, which reads the config's ``head_dim``: 0 skips it).
+    ``stored``: the config class keeps ``head_dim`` (LLaMA: H // A when absent); otherwise only an explicit
+    ``head_dim`` is validated (Qwen2, Phi-3).
 
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     d_k = sizes["d_k"]
-    if d_k == 0 and sizes["L"]:
+    if d_k == 0 and sizes["H"] // sizes["A"] == 0 and sizes["L"]:
         raise ConfigError("num_attention_heads", f"{sizes['A']} heads leave hidden_size // num_attention_heads = 0 "
                                                  "dimensions per head (transformers' rotary embedding fails to build)")
-    checked = d_k if stored else raw.get("head_dim")
+    checked = d_k if stored and raw.get("head_dim") != 0 else raw.get("head_dim")
     factor = raw.get("partial_rotary_factor", 1.0)
     if checked is not None and checked > 4 and checked % 2 and isinstance(factor, (int, float)) \
             and int(checked * factor) == checked:

@@ -31,7 +31,7 @@ def _is_sparse(c: ModelConfig, i: int) -> bool:
 def _runs(c: ModelConfig) -> list[tuple[range, bool]]:
     """The layers as runs of consecutive dense or sparse layers, in order (one run when all are alike)."""
     L = c["L"]
-    if c["E"] == 0:
+    if c["E"] <= 0:
         return [(range(L), False)]
     if c["s"] == 1:  # sparse everywhere but the dense layers listed: cut at those
         runs, start = [], 0
@@ -134,9 +134,9 @@ QWEN3_MOE = Family(
         Size("head_dim", "d_k", None),  # not a Qwen3MoeConfig field, but read (getattr): None: H // A
         Size("intermediate_size", "I", 6144),  # the dense layers' SwiGLU
         Size("max_position_embeddings", "P", 32768),
-        Size("moe_intermediate_size", "I_e", 768),  # each expert's SwiGLU
-        Size("num_experts", "E", 128, minimum=0, aliases=("num_local_experts",)),  # 0: every layer dense
-        Size("num_experts_per_tok", "k", 8),
+        Size("moe_intermediate_size", "I_e", 768, minimum=0),  # each expert's SwiGLU (0: experts 0 wide)
+        Size("num_experts", "E", 128, minimum=-2**63, aliases=("num_local_experts",)),  # 0 or less: every layer dense
+        Size("num_experts_per_tok", "k", 8, minimum=0),  # 0: the router runs, no expert does
         Size("decoder_sparse_step", "s", 1),
         Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # used only with use_sliding_window
         llama.CHUNK,
