@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from helpers import count_model, param_table, parse_config
 from helpers.cli import main as cli_main
 from helpers.config import ConfigError
+from helpers.families.llama import ROTARY_ONE
 from helpers.flops import forward_flops, max_seq_len
 
 from .conftest import assert_refused, hf_model, run_cli
@@ -127,13 +128,13 @@ def test_flops_equal_flop_counter(model_type, data):
         # never silently answered: the engine knows it cannot run (or that its cache, used here, cannot be kept)
         assert c.cannot_run, f"transformers cannot run it ({type(error).__name__}: {error}), the engine answers"
         return
-    if c.cannot_run.get("forward", ("",))[0] == "head_dim" and c["d_k"] == 1:
+    if c.cannot_run.get("forward", ("", ""))[1] == ROTARY_ONE:
         # the one exception, stated: transformers' rotary step broadcasts a head of 1 dimension against 2 angles, so
         # its queries and keys run 2 wide -- not the model the config describes; flops/memory refuse it naming head_dim
         event("rotary head of 1 dimension: refused by the engine, run 2 wide by transformers")
         with pytest.raises(ConfigError) as refusal:
             forward_flops(c, B, S)
-        assert refusal.value.field == "head_dim" and "\n" not in str(refusal.value)
+        assert refusal.value.field in ("head_dim", "rotary_pct") and "\n" not in str(refusal.value)
         return
     event("compared with FlopCounterMode")
     assert forward_flops(c, B, S).forward == measured

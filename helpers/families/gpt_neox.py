@@ -19,12 +19,14 @@ Keys GPTNeoXConfig does not declare but transformers' cache still reads (``slidi
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from ..config import Flag, ModelConfig, Size
 from ..params import (
     ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )
-from . import gpt2
+from . import gpt2, llama
 from .base import Family
 from .heads import decoder_classes
 
@@ -82,6 +84,38 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     return result
 
 
+def rotary_dims(raw: Mapping[str, Any], d_k: int) -> int | None:
+    """R = int(d_k · factor), the rotated dimensions of a head, the factor as GPTNeoXConfig settles it: the
+    ``partial_rotary_factor`` of ``rope_parameters`` (or ``rope_scaling``), else ``rotary_pct``, else 0.25 (a top-level
+    ``partial_rotary_factor`` comes after and is never used). None: a factor that is not a number (left to transformers).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+    factor = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
+    if factor is None:
+        factor = raw.get("rotary_pct", 0.25)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        return None
+    return int(d_k * factor)
+
+
+def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+    """A cache transformers cannot keep (:func:`~helpers.families.gpt2.window_runs`), and an odd number of rotary
+    dimensions, which rotary embeddings (turning pairs) cannot rotate: 3 or more fail in transformers' forward pass,
+    1 runs 2 wide (:data:`~helpers.families.llama.ROTARY_ONE`).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    problems = gpt2.window_runs(raw, sizes, flags)
+    R = rotary_dims(raw, sizes["d_k"])
+    if sizes["L"] and R is not None and R % 2:
+        problems["forward"] = ("rotary_pct", llama.ROTARY_ONE if R == 1 else (
+            f"{R} rotary dimensions per head (d_k = {sizes['d_k']} times the rotary fraction): rotary embeddings turn "
+            "pairs of dimensions; an odd count fails in transformers' forward pass"))
+    return problems
+
+
 # the same matmuls as GPT-2's layer (fused QKV H → 3H, output H → H, FFN H → I → H) and an untied or tied head
 FLOPS = gpt2.FLOPS
 
@@ -99,7 +133,7 @@ GPT_NEOX = Family(
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", True), Flag("use_parallel_residual", True)),
     read=gpt2.read_windows,
-    runs=gpt2.window_runs,
+    runs=runs,
     padded=(),  # embed_in has no padding row
     layout=layout,
     formulas=formulas,

@@ -201,6 +201,11 @@ def kv_cache(c: ModelConfig) -> str:
     return f"2*A_kv*d_k*({' + '.join(terms)})*B"
 
 
+# one rotary dimension per head: transformers' rotary step broadcasts it against 2 angles (cos and sin of one pair)
+ROTARY_ONE = ("1 rotary dimension per head: transformers broadcasts it against a pair of angles and runs queries and "
+              "keys 2 wide, not the model the config describes (not modelled)")
+
+
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
          window: int | None = None, types: list[str] | None = None) -> dict[str, tuple[str, str]]:
     """What transformers cannot run: key/value heads that do not divide the query heads (its ``repeat_kv`` gives
@@ -217,10 +222,11 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     elif sizes["d_k"] == 0 and sizes["L"]:  # Gemma 2's head_dim: 0 builds its projections 0 wide
         problems["forward"] = ("head_dim", "0 dimensions per head: transformers builds the attention projections 0 "
                                            "wide, and its forward pass fails (it cannot split 0 values into heads of 0)")
+    elif sizes["d_k"] == 1 and sizes["L"]:
+        problems["forward"] = ("head_dim", ROTARY_ONE)
     elif sizes["d_k"] % 2 and sizes["L"]:  # 1 and 3 build (validate_rope lets heads of 4 or fewer pass)
         problems["forward"] = ("head_dim", f"{sizes['d_k']} dimensions per head: rotary embeddings turn pairs of "
-                                           "dimensions; an odd head fails in transformers' forward pass (3) or adds "
-                                           "matmuls the engine does not model (1)")
+                                           "dimensions; an odd head fails in transformers' forward pass")
     _, problem = cache_layers(raw, sizes, window, types)
     if problem is not None:
         problems["cache"] = problem
