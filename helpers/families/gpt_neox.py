@@ -101,18 +101,21 @@ def rotary_dims(raw: Mapping[str, Any], d_k: int) -> int | None:
 
 
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
-    """A cache transformers cannot keep (:func:`~helpers.families.gpt2.window_runs`), and an odd number of rotary
-    dimensions, which rotary embeddings (turning pairs) cannot rotate: 3 or more fail in transformers' forward pass,
-    1 runs 2 wide (:data:`~helpers.families.llama.ROTARY_ONE`).
+    """A cache transformers cannot keep (:func:`~helpers.families.gpt2.window_runs`), and rotary dimensions whose last
+    pair reaches past the head (R odd and equal to d_k): 3 or more fail in transformers' forward pass, a head of 1 runs
+    2 wide (:data:`~helpers.families.llama.ROTARY_ONE`). An odd R inside a wider head rotates R + 1 dimensions: no
+    matmul changes.
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     problems = gpt2.window_runs(raw, sizes, flags)
-    R = rotary_dims(raw, sizes["d_k"])
-    if sizes["L"] and R is not None and R % 2:
-        problems["forward"] = ("rotary_pct", llama.ROTARY_ONE if R == 1 else (
-            f"{R} rotary dimensions per head (d_k = {sizes['d_k']} times the rotary fraction): rotary embeddings turn "
-            "pairs of dimensions; an odd count fails in transformers' forward pass"))
+    R, d_k = rotary_dims(raw, sizes["d_k"]), sizes["d_k"]
+    # transformers rotates R rounded up to a pair (the width of its angles): inside the head that is harmless,
+    # past its last dimension it is not
+    if sizes["L"] and R is not None and R + R % 2 > d_k:
+        problems["forward"] = ("rotary_pct", llama.ROTARY_ONE if d_k == 1 else (
+            f"{R} rotary dimensions in a head of {d_k}: rotary embeddings turn pairs of dimensions, and the last pair "
+            "would reach past the head: transformers' forward pass fails"))
     return problems
 
 
