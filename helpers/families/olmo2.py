@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
-from . import llama
+from ..params import ATTENTION, FEED_FORWARD, LAYER_NORM, Layout, Param
+from . import llama, qwen3
 from .base import Family
 from .heads import decoder_classes
 
@@ -61,20 +61,12 @@ def layout(c: ModelConfig) -> Layout:
 
 
 def formulas(c: ModelConfig) -> dict[str, str]:
-    """OLMo 2's parameter formulas per component (the QK-norms filed with the other norms).
+    """OLMo 2's parameter formulas per component: Qwen3's, its QK-norms over the whole projections (A·d_k and
+    A_kv·d_k) filed with the other norms.
 
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
-    attention = "2*A*d_k*H + 2*A_kv*d_k*H" + (" + A*d_k + 2*A_kv*d_k + H" if c.flags["attention_bias"] else "")
-    result = {
-        EMBEDDINGS: "V*H",
-        ATTENTION: f"L*({attention})",
-        FEED_FORWARD: "L*(3*H*I)",
-        LAYER_NORM: "L*(2*H + A*d_k + A_kv*d_k) + H",
-    }
-    if not c.flags["tie_word_embeddings"]:
-        result[LM_HEAD] = "V*H"
-    return result
+    return qwen3.formulas(c, norms="L*(2*H + A*d_k + A_kv*d_k) + H")
 
 
 OLMO2 = Family(

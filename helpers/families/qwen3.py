@@ -28,8 +28,9 @@ def layout(c: ModelConfig) -> Layout:
     return qwen2.layout(c, qk_norm=True, bias=(bias, bias))
 
 
-def formulas(c: ModelConfig) -> dict[str, str]:
-    """Qwen3's parameter formulas per component (the q/k norms filed with the other norms).
+def formulas(c: ModelConfig, norms: str = "L*(2*H + 2*d_k) + H") -> dict[str, str]:
+    """Qwen3's parameter formulas per component (the q/k norms filed with the other norms, ``norms``: per head, d_k
+    each; OLMo 2 passes its norms over the whole projections).
 
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
@@ -38,7 +39,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
         EMBEDDINGS: "V*H",
         ATTENTION: f"L*({attention})",
         FEED_FORWARD: "L*(3*H*I)",
-        LAYER_NORM: "L*(2*H + 2*d_k) + H",
+        LAYER_NORM: norms,
     }
     if not c.flags["tie_word_embeddings"]:
         result[LM_HEAD] = "V*H"
