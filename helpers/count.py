@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from .config import ModelConfig
 from .params import (
-    CHECKPOINT, EXPERT, TRANSFORMERS, Layout, Param, checkpoint_layout, evaluate, component_formulas, matmul_count,
+    CHECKPOINT, EXPERT, EXPERT_BIAS, TRANSFORMERS, Layout, Param, checkpoint_layout, evaluate, component_formulas, matmul_count,
     param_layout, render, total,
 )
 from .report import fmt_int, fmt_share, table
@@ -51,7 +51,7 @@ class Count:
         """Per component, the routed experts' weights one token does not use (E − k of E per MoE layer)."""
         idle: dict[str, int] = {}
         for p, repeat in self.layout.rows():
-            if p.kind == EXPERT:
+            if p.kind in (EXPERT, EXPERT_BIAS):  # an expert's weights or its bias row
                 used = matmul_count(p) * evaluate(p.tokens, self.config, B=1, S=1)
                 idle[p.component] = idle.get(p.component, 0) + repeat * max(p.count - used, 0)  # k > E: all used
         return idle

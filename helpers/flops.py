@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from .config import ConfigError, ModelConfig
 from .params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, FEED_FORWARD, LM_HEAD, NORM, POOLER,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD, LM_HEAD, NORM, POOLER,
     TABLE, Param, evaluate, matmul_count, param_layout, render,
 )
 from .report import fmt_int, fmt_share, table
@@ -102,6 +102,8 @@ def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -
     sets: weight matrices see all ``B·S`` tokens, BERT's pooler only the ``B`` [CLS] tokens; a tied token
     table is also the LM head. Biases and norm gains and embedding lookups are 0.
     """
+    if param.kind == EXPERT_BIAS:  # added to the routed slots, no matmul
+        return 0
     return evaluate(param.tokens, config, B=batch, S=seq_len) if param.tokens else 0
 
 
@@ -177,11 +179,12 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     c, B, D = flops.config, flops.batch, flops.tokens
     rows = list(param_layout(c).rows())
     lookups = sum((n * p.count for p, n in rows if p.kind == TABLE and not matmul_tokens(p, c, B, flops.seq_len)), 0)
-    elementwise = sum((n * p.count for p, n in rows if p.kind in (BIAS, NORM)), 0)
+    elementwise = sum((n * p.count for p, n in rows if p.kind in (BIAS, NORM)), 0) + sum(
+        (n * min(p.count, matmul_count(p) * evaluate(p.tokens, c, B=1, S=1)) for p, n in rows if p.kind == EXPERT_BIAS), 0)
     pooler = sum((n * p.count for p, n in rows if p.component == POOLER and p.tokens), 0)
     # a mixture of experts: the routed experts' weights each token leaves unused (E − k of E)
     idle = sum((n * (p.count - matmul_count(p) * evaluate(p.tokens, c, B=1, S=1)) for p, n in rows
-                if p.kind == EXPERT), 0)
+                if p.kind in (EXPERT, EXPERT_BIAS)), 0)
     # a weight run more than once per token (ALBERT's shared layers: stored once, run L times): 6·N·D charges it once
     reruns = sum((n * matmul_count(p) * (matmul_tokens(p, c, B, flops.seq_len) - D) for p, n in rows
                   if p.kind != EXPERT and matmul_tokens(p, c, B, flops.seq_len) > D), 0)

@@ -43,7 +43,9 @@ NORM = "norm"  # a LayerNorm / RMSNorm gain γ or shift β
 # the routed experts' weights, fused E × out × in: each token multiplies k of the E slices (as a checkpoint on disk
 # names them, :func:`checkpoint_layout`: one expert's out × in, which tokens reach it depending on the routing)
 EXPERT = "expert"
-KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT)
+# the routed experts' biases, fused E × out (GPT-OSS): added, no matmul, but each token adds only its k experts' rows
+EXPERT_BIAS = "expert bias"
+KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT, EXPERT_BIAS)
 
 
 def numel(shape: Iterable[int]) -> int:
@@ -101,6 +103,12 @@ class Param:
         return cls(name, tuple(int(n) for n in shape), component, formula, EXPERT, tokens)
 
     @classmethod
+    def expert_bias(cls, name: str, shape: tuple[int, ...], component: str, formula: str) -> Param:
+        """E routed experts' biases fused in one ``E × out`` tensor: added (no matmul), each of the ``B·S·k`` routed
+        token slots adding one expert's row (so a token uses k of the E rows, :attr:`helpers.count.Count.active`)."""
+        return cls(name, tuple(int(n) for n in shape), component, formula, EXPERT_BIAS, "B*S*k")
+
+    @classmethod
     def bias(cls, name: str, shape: tuple[int, ...], component: str, formula: str) -> Param:
         """A linear layer's bias vector (added, no matmul)."""
         return cls(name, tuple(int(n) for n in shape), component, formula, BIAS)
@@ -117,7 +125,7 @@ def matmul_count(param: Param) -> int:
     A mixture of experts routes each token to k of the E experts (E = 0 builds: the slice is still one expert's shape).
     Introduced in ``09_modern_architectures``.
     """
-    return math.prod(param.shape[1:]) if param.kind == EXPERT else param.count
+    return math.prod(param.shape[1:]) if param.kind in (EXPERT, EXPERT_BIAS) else param.count
 
 
 @dataclass(frozen=True)

@@ -1371,6 +1371,106 @@ class Qwen3MoeForCausalLM(_VariantForCausalLM):
     model_class = Qwen3MoeModel
 
 
+# --- GPT-OSS: attention sinks, alternating windows, experts with biases -------------------------------
+
+class GptOssAttention(LlamaAttention):
+    """LLaMA's attention with biases on q, k, v and o, one learned logit per head (``sinks``) joining each row of
+    scores in the softmax (its share of the probability goes to no value), and, in a windowed layer, each query
+    seeing only the last ``window`` positions (itself included)."""
+
+    def __init__(self, c: ModelConfig, window: int | None = None) -> None:
+        super().__init__(c)
+        self.window = window
+        self.sinks = nn.Parameter(torch.zeros(c["A"]))
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        q = _rotate(_heads(self.q_proj(x), self.heads), cos, sin)
+        k = _rotate(_heads(self.k_proj(x), self.kv_heads), cos, sin)
+        v = _heads(self.v_proj(x), self.kv_heads)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+        S = q.shape[-2]
+        seen = torch.ones(S, S, dtype=torch.bool, device=q.device).tril()
+        if self.window is not None:
+            seen = seen & ~torch.ones(S, S, dtype=torch.bool, device=q.device).tril(-self.window)
+        scores = scores.masked_fill(~seen, float("-inf"))
+        sink = self.sinks.reshape(1, -1, 1, 1).expand(scores.shape[0], -1, S, 1)
+        probs = torch.cat((scores, sink), dim=-1).softmax(dim=-1)[..., :-1]  # the sink's column dropped
+        return self.o_proj(_merge(torch.matmul(probs, v)))
+
+
+class GptOssExperts(nn.Module):
+    """E clamped-SwiGLU experts with biases, fused and transposed as transformers stores them: ``gate_up_proj``
+    E × H × 2I (gate and up interleaved), ``down_proj`` E × I × H, and a bias row per expert for each."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        E, H, I = c["E"], c["H"], c["I"]
+        self.gate_up_proj = nn.Parameter(torch.empty(E, H, 2 * I))
+        self.gate_up_proj_bias = nn.Parameter(torch.zeros(E, 2 * I))
+        self.down_proj = nn.Parameter(torch.empty(E, I, H))
+        self.down_proj_bias = nn.Parameter(torch.zeros(E, H))
+
+    def forward(self, x: torch.Tensor, weights: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        """Each token through its k experts, one slot at a time (only the chosen experts cost FLOPs)."""
+        out = torch.zeros_like(x)
+        for slot in range(index.shape[-1]):
+            chosen = index[..., slot]
+            gate_up = torch.bmm(x.unsqueeze(1), self.gate_up_proj[chosen]).squeeze(1) + self.gate_up_proj_bias[chosen]
+            gate, up = gate_up[..., ::2].clamp(max=7.0), gate_up[..., 1::2].clamp(-7.0, 7.0)
+            hidden = (up + 1) * gate * torch.sigmoid(1.702 * gate)  # swiglu_alpha 1.702, swiglu_limit 7
+            y = torch.bmm(hidden.unsqueeze(1), self.down_proj[chosen]).squeeze(1) + self.down_proj_bias[chosen]
+            out = out + y * weights[..., slot, None]
+        return out
+
+
+class GptOssMLP(nn.Module):
+    """The router (``router``: E × H and a bias of E; softmax over the k best logits), then the experts."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.router = nn.Linear(c["H"], c["E"])
+        self.experts = GptOssExperts(c)
+        self.top_k = c["k"]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, x.shape[-1])
+        logits, index = torch.topk(self.router(flat), self.top_k, dim=-1)
+        return self.experts(flat, logits.softmax(dim=-1), index).reshape(x.shape)
+
+
+class GptOssDecoderLayer(_VariantDecoderLayer):
+    """A GPT-OSS layer: LLaMA's pre-RMSNorm layer, its attention with sinks (windowed or not), its MLP the experts."""
+
+    mlp_class = GptOssMLP
+
+    def __init__(self, c: ModelConfig, window: int | None) -> None:
+        nn.Module.__init__(self)
+        self.self_attn = GptOssAttention(c, window)
+        self.mlp = GptOssMLP(c)
+        self.input_layernorm = RMSNorm(c["H"])
+        self.post_attention_layernorm = RMSNorm(c["H"])
+
+
+class GptOssModel(_VariantModel):
+    """``model.`` of ``GptOssForCausalLM``: token table, L GPT-OSS layers (``windows``: each one's window), RMSNorm."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        nn.Module.__init__(self)
+        self.d_k = c["d_k"]
+        self.embed_tokens = nn.Embedding(c["V"], c["H"])
+        windows = c.lists.get("windows", (0,) * c["L"])
+        self.layers = nn.ModuleList(GptOssDecoderLayer(c, w or None) for w in windows)
+        self.norm = RMSNorm(c["H"])
+
+
+class GptOssForCausalLM(_VariantForCausalLM):
+    """``GptOssForCausalLM``: a top-k mixture of E biased experts, attention sinks, alternating windowed layers."""
+
+    model_class = GptOssModel
+
+
 
 # --- DeepSeek-V3: latent attention (MLA), shared and routed experts ----------------------------------
 

@@ -395,6 +395,26 @@ def gemma3_text_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def gpt_oss_configs(draw) -> dict:
+    """GPT-OSS: LLaMA's shapes with a head_dim of their own (GptOss's default, 64, is said otherwise), biased
+    attention or not, E experts and k per token, a window S can pass, alternating layers or a drawn layer_types."""
+    config = {**draw(llama_configs()), "model_type": "gpt_oss"}
+    del config["mlp_bias"]  # GptOssConfig has no such switch (its experts always have biases)
+    config["num_hidden_layers"] = L = draw(st.integers(1, 4))
+    if "num_key_value_heads" not in config:  # GPT-OSS's default is 8 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    config["head_dim"] = 2 * draw(st.integers(1, 4))
+    E = draw(st.integers(1, 4))
+    config["num_local_experts"] = E
+    config["num_experts_per_tok"] = draw(st.integers(1, E))
+    config["sliding_window"] = draw(st.integers(2, 8))
+    if draw(st.booleans()):
+        kinds = st.sampled_from(["full_attention", "sliding_attention"])
+        config["layer_types"] = draw(st.lists(kinds, min_size=L, max_size=L))
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -420,6 +440,7 @@ STRATEGIES = {
     "olmo2": olmo2_configs(),
     "smollm3": smollm3_configs(),
     "gemma3_text": gemma3_text_configs(),
+    "gpt_oss": gpt_oss_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -495,6 +516,11 @@ TINY = {
     "gemma3_text": {"model_type": "gemma3_text", "vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4,
                     "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
                     "sliding_window": 4, "sliding_window_pattern": 3},
+    # GPT-OSS: layers 0 and 2 windowed (4 tokens), layer 1 full (its default alternation); biased attention, sinks,
+    # 4 biased experts, 2 per token; head_dim 6 against H/A = 4
+    "gpt_oss": {"model_type": "gpt_oss", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 8,
+                "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4},
 }
 
 
@@ -845,6 +871,20 @@ def wide_gemma3_text_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def wide_gpt_oss_configs(draw) -> dict:
+    """GPT-OSS: the shared keys, attention_bias, E experts (0 included; or its alias num_experts), k per token (0
+    included; more than E: it builds, cannot run), the MXFP4 quantization_config (it changes no parameter count)."""
+    config = draw(wide_decoder_configs("gpt_oss"))
+    _put(draw, config, "attention_bias", st.booleans(), null=False)
+    E = draw(st.integers(0, 4))
+    config[draw(st.sampled_from(["num_local_experts", "num_experts"]))] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, E, E + 1]))
+    if draw(st.integers(0, 3)) == 0:
+        config["quantization_config"] = {"quant_method": "mxfp4"}
+    return config
+
+
 WIDE.update({
     "llama": wide_llama_configs("llama"),
     "mistral": wide_decoder_configs("mistral"),
@@ -859,4 +899,5 @@ WIDE.update({
     "olmo2": wide_olmo2_configs(),
     "smollm3": wide_smollm3_configs(),
     "gemma3_text": wide_gemma3_text_configs(),
+    "gpt_oss": wide_gpt_oss_configs(),
 })

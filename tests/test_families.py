@@ -21,7 +21,7 @@ from helpers.config import MODELS_DIR
 from helpers.families import FAMILIES
 from helpers.flops import ATTENTION_SCORES, flop_formulas, forward_flops, max_seq_len
 from helpers.memory import Memory, kv_cache_bytes, kv_cache_formula, parameter_tensors
-from helpers.params import BIAS, EXPERT, KINDS, MATRIX, NORM, TABLE, param_layout
+from helpers.params import BIAS, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, param_layout
 
 from .conftest import (
     ROOT, assert_answered_where_transformers_runs, assert_refused, hf_model, run_cli,
@@ -63,6 +63,8 @@ def test_every_family_is_present_everywhere(model_type):
             assert p.tokens in ("", "B*S") and len(p.shape) == 2, p.name  # "B*S": the tied LM head
         elif p.kind == EXPERT:  # E fused experts, each routed token slot multiplying one expert's slice
             assert p.tokens == "B*S*k" and len(p.shape) == 3, p.name
+        elif p.kind == EXPERT_BIAS:  # their biases, E × out: each routed token slot adds one expert's row
+            assert p.tokens == "B*S*k" and len(p.shape) == 2, p.name
         else:
             assert p.kind in (BIAS, NORM) and p.tokens == "" and len(p.shape) == 1, p.name
     # parameter formulas (count_model checks them against the tensors), FLOP formulas with attention scores
