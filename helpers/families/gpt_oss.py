@@ -69,18 +69,11 @@ def layout(c: ModelConfig) -> Layout:
 
     No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
-    H, I, A, A_kv, d_k, E = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"], c["E"]
+    H, I, A, E = c["H"], c["I"], c["A"], c["E"]
     bias = c.flags["attention_bias"]
     # one logit per head, joining each row of scores before the softmax: added, as a bias is (no matmul); a parameter
     # of the attention module itself, so torch lists it before the projections' (which are submodules)
-    layer = [Param.bias("self_attn.sinks", (A,), ATTENTION, "A")]
-    for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
-        layer.append(Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
-        if bias:
-            layer.append(Param.bias(f"self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
-    layer.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
-    if bias:
-        layer.append(Param.bias("self_attn.o_proj.bias", (H,), ATTENTION, "H"))
+    layer = [Param.bias("self_attn.sinks", (A,), ATTENTION, "A"), *llama.attention_projections(c, bias)]
     layer += [Param.matrix("mlp.router.weight", (E, H), FEED_FORWARD, "E*H"),
               Param.bias("mlp.router.bias", (E,), FEED_FORWARD, "E"),
               Param.experts("mlp.experts.gate_up_proj", (E, H, 2 * I), FEED_FORWARD, "2*E*H*I"),

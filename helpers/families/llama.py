@@ -36,18 +36,30 @@ def decoder_layout(c: ModelConfig, layer: list[Param]) -> Layout:
     ))
 
 
+def attention_projections(c: ModelConfig, bias: bool) -> list[Param]:
+    """``self_attn.{q,k,v,o}_proj``: queries of A heads, keys and values of A_kv heads (d_k each) from H, the output
+    back to H, each followed by its bias when ``bias``, in ``named_parameters()`` order. LLaMA's, and every family's
+    that keeps its attention (OLMo 2, GPT-OSS).
+
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    """
+    H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
+    params = []
+    for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
+        params.append(Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
+        if bias:
+            params.append(Param.bias(f"self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
+    params.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
+    if bias:
+        params.append(Param.bias("self_attn.o_proj.bias", (H,), ATTENTION, "H"))
+    return params
+
+
 def _layout(c: ModelConfig) -> Layout:
     """LLaMA's tensors: token table, L decoder layers, final RMSNorm, untied head unless tied."""
-    H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
+    H, I = c["H"], c["I"]
     attention_bias, mlp_bias = c.flags.get("attention_bias", False), c.flags.get("mlp_bias", False)
-    layer = []
-    for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
-        layer.append(Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
-        if attention_bias:
-            layer.append(Param.bias(f"self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
-    layer.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
-    if attention_bias:
-        layer.append(Param.bias("self_attn.o_proj.bias", (H,), ATTENTION, "H"))
+    layer = attention_projections(c, attention_bias)
     for proj, shape, formula, bias, bias_formula in (
         ("gate_proj", (I, H), "I*H", I, "I"),
         ("up_proj", (I, H), "I*H", I, "I"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import ATTENTION, FEED_FORWARD, LAYER_NORM, Layout, Param
+from ..params import FEED_FORWARD, LAYER_NORM, Layout, Param
 from . import llama, qwen3
 from .base import Family
 from .heads import decoder_classes
@@ -42,14 +42,7 @@ def layout(c: ModelConfig) -> Layout:
     """
     H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     bias = c.flags["attention_bias"]
-    layer = []
-    for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
-        layer.append(Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
-        if bias:
-            layer.append(Param.bias(f"self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
-    layer.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
-    if bias:
-        layer.append(Param.bias("self_attn.o_proj.bias", (H,), ATTENTION, "H"))
+    layer = llama.attention_projections(c, bias)
     layer += [Param.norm("self_attn.q_norm.weight", (A * d_k,), LAYER_NORM, "A*d_k"),  # the whole projection
               Param.norm("self_attn.k_norm.weight", (A_kv * d_k,), LAYER_NORM, "A_kv*d_k"),
               Param.matrix("mlp.gate_proj.weight", (I, H), FEED_FORWARD, "I*H"),
