@@ -64,6 +64,13 @@ def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
     return x.view(B, S, heads, -1).transpose(1, 2)
 
 
+def _shared_kv(k: torch.Tensor, v: torch.Tensor, heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Grouped-query attention: keys and values of [B, A_kv, S, d] repeated to the ``heads`` query heads (each
+    key/value head serves A/A_kv of them)."""
+    group = heads // k.shape[1]
+    return k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+
+
 def _merge(x: torch.Tensor) -> torch.Tensor:
     """[B, heads, S, d_k] -> [B, S, heads·d_k]."""
     B, _, S, _ = x.shape
@@ -398,8 +405,7 @@ class LlamaAttention(nn.Module):
         q = _rotate(_heads(self.q_proj(x), self.heads), cos, sin)
         k = _rotate(_heads(self.k_proj(x), self.kv_heads), cos, sin)
         v = _heads(self.v_proj(x), self.kv_heads)
-        group = self.heads // self.kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        k, v = _shared_kv(k, v, self.heads)
         return self.o_proj(_merge(_attention(q, k, v, causal=True)))
 
 
@@ -618,8 +624,7 @@ class Qwen3Attention(LlamaAttention):
         q = _rotate(self.q_norm(_heads(self.q_proj(x), self.heads)), cos, sin)
         k = _rotate(self.k_norm(_heads(self.k_proj(x), self.kv_heads)), cos, sin)
         v = _heads(self.v_proj(x), self.kv_heads)
-        group = self.heads // self.kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        k, v = _shared_kv(k, v, self.heads)
         return self.o_proj(_merge(_attention(q, k, v, causal=True)))
 
 
@@ -638,8 +643,7 @@ class Phi3Attention(nn.Module):
         q, k, v = self.qkv_proj(x).split(self.sizes, dim=-1)
         q, k = _rotate(_heads(q, self.heads), cos, sin), _rotate(_heads(k, self.kv_heads), cos, sin)
         v = _heads(v, self.kv_heads)
-        group = self.heads // self.kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        k, v = _shared_kv(k, v, self.heads)
         return self.o_proj(_merge(_attention(q, k, v, causal=True)))
 
 
@@ -764,8 +768,7 @@ class Olmo2Attention(LlamaAttention):
         q = _rotate(_heads(self.q_norm(self.q_proj(x)), self.heads), cos, sin)
         k = _rotate(_heads(self.k_norm(self.k_proj(x)), self.kv_heads), cos, sin)
         v = _heads(self.v_proj(x), self.kv_heads)
-        group = self.heads // self.kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        k, v = _shared_kv(k, v, self.heads)
         return self.o_proj(_merge(_attention(q, k, v, causal=True)))
 
 
@@ -1387,8 +1390,7 @@ class GptOssAttention(LlamaAttention):
         q = _rotate(_heads(self.q_proj(x), self.heads), cos, sin)
         k = _rotate(_heads(self.k_proj(x), self.kv_heads), cos, sin)
         v = _heads(self.v_proj(x), self.kv_heads)
-        group = self.heads // self.kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        k, v = _shared_kv(k, v, self.heads)
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
         S = q.shape[-2]
         seen = torch.ones(S, S, dtype=torch.bool, device=q.device).tril()
