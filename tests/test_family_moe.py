@@ -72,7 +72,7 @@ def test_dense_output_has_no_active_column():
 _DEEPSEEK = json.loads((MODELS_DIR / "deepseek-v3.json").read_text())
 # each mixture's tiny config, and DeepSeek-V3's with a plain query projection and biases, or with its published YaRN
 # rotary scaling (no matmul)
-TINY_CASES = [("mixtral", {}), ("qwen3_moe", {}), ("deepseek_v3", {}),
+TINY_CASES = [("mixtral", {}), ("qwen3_moe", {}), ("gpt_oss", {}), ("deepseek_v3", {}),
               ("deepseek_v3", {"q_lora_rank": None, "attention_bias": True}),
               ("deepseek_v3", {"rope_scaling": _DEEPSEEK["rope_scaling"], "rope_theta": _DEEPSEEK["rope_theta"]})]
 
