@@ -264,6 +264,7 @@ def _read_nested(raw: dict[str, Any], family: Family, name: str) -> tuple[dict[s
     given = raw.get(spec.key)
     nested = given is not None or not spec.flat
     sub = {**spec.defaults, **(given or {} if nested else {k: v for k, v in raw.items() if k not in subs})}
+    sub = {k: v for k, v in sub.items() if k not in spec.ignores}
     try:
         text = parse_config({**sub, "model_type": spec.family}, name=name)
     except ConfigError as error:

@@ -46,13 +46,16 @@ class TextConfig:
     composite's. ``key``: where the composite keeps it. ``defaults``: the values the composite's text config class fills
     where the file leaves a key out, when they differ from the text family's own (Qwen2.5-VL's text config: H = 8192,
     L = 80 ...). ``flat``: with no ``key`` in the file, the text keys are read from the top level (Qwen2.5-VL's
-    published form), not from the defaults alone.
+    published form), not from the defaults alone. ``ignores``: keys the text family reads but the composite's text
+    config class does not (Qwen2.5-VL's text model takes d_k = H // A whatever ``head_dim`` says): left out before
+    the text family reads the config.
     """
 
     family: str
     key: str = "text_config"
     defaults: Mapping[str, Any] = field(default_factory=dict)
     flat: bool = False
+    ignores: tuple[str, ...] = ()
 
 
 def nest(layout: Layout, renames: Mapping[str, str], before: tuple[Block, ...] = ()) -> Layout:
