@@ -110,6 +110,8 @@ class Family:
       composite config fills it. The layout reuses the text family's (:func:`nest` renames ``model.`` to
       ``model.language_model.`` and puts the tower first); ``heads_divide_hidden`` is then ``"never"`` (the text
       family has checked its heads);
+    * ``notes``: lines ``flops`` prints under the model's description, saying what its count leaves out (a
+      vision tower's cost per image); None: nothing to say;
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
       that padding row (checked as torch checks it), empty where no table has one (GPT-2);
 
@@ -159,6 +161,7 @@ class Family:
     checkpoint_names: Callable[[Param], list[Param]] | None = None
     text: TextConfig | None = None
     sub_configs: tuple[str, ...] = ()
+    notes: Callable[[ModelConfig], list[str]] | None = None
 
     @property
     def class_names(self) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param
+from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate, render
 from . import gemma3_text
 from .base import Family, TextConfig, nest
 
@@ -129,6 +129,16 @@ def vision_flops(c: ModelConfig) -> str:
     return VISION_FLOPS + (f" + {VISION_HEAD_FLOPS}" if c.flags[V_ + "vision_use_head"] else "")
 
 
+def notes(c: ModelConfig) -> list[str]:
+    """What ``flops`` counts (the text tokens) and what one image adds, computed for this config.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    image = evaluate(vision_flops(c), c)
+    return [f"text tokens only (input_ids through the language model); one {c['R_v']}×{c['R_v']} image through the "
+            f"vision tower and projector adds {render(vision_flops(c))} = {image:,} FLOPs (eager attention)"]
+
+
 GEMMA3 = Family(
     model_type="gemma3",
     architecture="Gemma3ForConditionalGeneration",
@@ -153,5 +163,6 @@ GEMMA3 = Family(
     flops=gemma3_text.GEMMA3_TEXT.flops,
     kv_cache=gemma3_text.GEMMA3_TEXT.kv_cache,
     positions=lambda c: None,
+    notes=notes,
     torch_ref="Gemma3ForConditionalGeneration",
 )
