@@ -26,7 +26,7 @@ def test_bert_base_sizes():
     assert c.architecture == "BertModel"
 
 
-def _field(config, key: str):
+def config_field(config, key: str):
     """A config class's field; ``"vision_config.hidden_size"`` in its sub-config (a composite: Gemma 3's tower)."""
     return reduce(lambda sub, part: getattr(sub, part, None), key.split("."), config)
 
@@ -37,11 +37,11 @@ def test_transformers_defaults_agree_with_ours():
         theirs = getattr(transformers, family.architecture).config_class()
         ours = parse_config({"model_type": model_type})
         for size in FAMILIES[model_type].sizes:
-            value = _field(theirs, size.key)  # None: derived later (gpt2's n_inner) or no field (qwen2 head_dim)
+            value = config_field(theirs, size.key)  # None: derived later (gpt2's n_inner) or no field (qwen2 head_dim)
             if value is not None:
                 assert ours[size.symbol] == value, (model_type, size.key)
         for flag in FAMILIES[model_type].flags:
-            assert bool(_field(theirs, flag.key)) == flag.default, (model_type, flag.key)
+            assert bool(config_field(theirs, flag.key)) == flag.default, (model_type, flag.key)
 
 
 def test_gpt2_reads_the_names_transformers_maps():

@@ -27,6 +27,7 @@ from .conftest import (
     ROOT, assert_answered_where_transformers_runs, assert_refused, hf_model, run_cli,
 )
 from .strategies import STRATEGIES, TINY
+from .test_config import config_field
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -39,13 +40,6 @@ SHIPPED = {name: json.loads((MODELS_DIR / f"{name}.json").read_text())["model_ty
            sorted(p.stem for p in MODELS_DIR.glob("*.json"))}
 
 
-def field(config, key: str):
-    """A config class's field, ``"vision_config.hidden_size"`` read in its sub-config; None where there is none."""
-    for part in key.split("."):
-        config = getattr(config, part, None)
-    return config
-
-
 @pytest.mark.parametrize("model_type", list(FAMILIES))
 def test_every_family_is_present_everywhere(model_type):
     family = FAMILIES[model_type]
@@ -55,11 +49,11 @@ def test_every_family_is_present_everywhere(model_type):
     assert theirs.model_type == model_type
     c = parse_config({"model_type": model_type})
     for size in family.sizes:
-        value = field(theirs, size.key)  # None: no such field (Qwen2 reads head_dim by getattr)
+        value = config_field(theirs, size.key)  # None: no such field (Qwen2 reads head_dim by getattr)
         if value is not None:
             assert c[size.symbol] == value, size.key
     for flag in family.flags:
-        assert bool(field(theirs, flag.key)) == flag.default, flag.key
+        assert bool(config_field(theirs, flag.key)) == flag.default, flag.key
     # the layout: every tensor has a kind; matrices say which tokens they multiply, nothing else does but a tied table
     for p, _ in param_layout(c).rows():
         assert p.kind in KINDS, p.name
