@@ -26,6 +26,7 @@ from helpers.params import VISION, evaluate
 
 from .conftest import assert_refused, hf_model, run_cli
 from .strategies import STRATEGIES, TINY
+from .test_family_gpt_oss import measured_flops, table
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -38,10 +39,6 @@ RANDOM = settings(max_examples=12, deadline=None, derandomize=True, database=Non
 TOWER = ("model.vision_tower.", "model.multi_modal_projector.", "model.visual.")
 
 
-def table(model) -> list[tuple[str, tuple[int, ...]]]:
-    return [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-
-
 def built_as_counted(raw: dict):
     """The engine's config, after checking its table and total against transformers' meta build."""
     c = parse_config(copy.deepcopy(raw))
@@ -49,12 +46,6 @@ def built_as_counted(raw: dict):
     assert [(p.name, p.shape) for p in param_table(c)] == table(model)
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
     return c, model
-
-
-def measured_flops(model, B: int, S: int) -> int:
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(torch.zeros(B, S, dtype=torch.long), use_cache=True)
-    return counter.get_total_flops()
 
 
 @pytest.mark.parametrize(("name", "total"), SHIPPED.items())
