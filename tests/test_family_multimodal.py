@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import ConfigError, count_model, load_config, param_table, parse_config
+from helpers import ConfigError, count_model, load_config, param_table, parse_config, torch_ref
 from helpers.config import raw_config
 from helpers.families import gemma3, qwen2_5_vl
 from helpers.flops import forward_flops, six_n_d_gap
@@ -175,18 +175,25 @@ def test_tiny_text_flops_equal_flop_counter(model_type):
             6 * B * S * count_model(c).components[VISION])
 
 
+@pytest.mark.parametrize("source", ["transformers", "torch_ref"])
 @pytest.mark.parametrize("head", [False, True])
-def test_gemma3_image_flops_equal_flop_counter(head):
-    """Gemma 3's images: the tower, its pooling head where built, and the projector, per image, as stated."""
+def test_gemma3_image_flops_equal_flop_counter(head, source):
+    """Gemma 3's images: the tower, its pooling head where built, and the projector, per image, as stated; the same
+    in transformers and in the plain-torch reference."""
     raw = copy.deepcopy(TINY["gemma3"])
     raw["vision_config"]["vision_use_head"] = head
     c = parse_config(copy.deepcopy(raw))
     torch.manual_seed(0)
-    model = hf_model(raw, "cpu").eval()
+    if source == "transformers":
+        model = hf_model(raw, "cpu").eval()
+        features = model.model.get_image_features
+    else:
+        model = torch_ref.build(c, "cpu").eval()
+        features = model.image_features
     images = 3
     pixels = torch.randn(images, 3, c["R_v"], c["R_v"])
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model.model.get_image_features(pixels)
+        features(pixels)
     assert counter.get_total_flops() == images * evaluate(gemma3.vision_flops(c), c)
 
 

@@ -41,6 +41,7 @@ from .bert import *  # noqa: F403
 from .deepseek_v3 import *  # noqa: F403
 from .distilbert import *  # noqa: F403
 from .gemma import *  # noqa: F403
+from .gemma3 import *  # noqa: F403
 from .gemma3_text import *  # noqa: F403
 from .gpt2 import *  # noqa: F403
 from .gpt_neox import *  # noqa: F403
@@ -51,6 +52,7 @@ from .olmo2 import *  # noqa: F403
 from .opt import *  # noqa: F403
 from .phi3 import *  # noqa: F403
 from .qwen import *  # noqa: F403
+from .qwen2_5_vl import *  # noqa: F403
 from .smollm3 import *  # noqa: F403
 from .t5 import *  # noqa: F403
 
