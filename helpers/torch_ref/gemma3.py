@@ -11,7 +11,8 @@ from ..config import ModelConfig
 from .blocks import RMSNorm, _lm_head, _self_attention
 from .gemma3_text import Gemma3TextModel
 
-__all__ = ["SiglipVisionTower", "Gemma3MultiModalProjector", "Gemma3Model", "Gemma3ForConditionalGeneration"]
+__all__ = ["SiglipVisionTower", "Gemma3MultiModalProjector", "Gemma3Model", "ConditionalGeneration",
+           "Gemma3ForConditionalGeneration"]
 
 
 class SiglipMLP(nn.Module):
@@ -138,17 +139,26 @@ class Gemma3Model(nn.Module):
         self.language_model = Gemma3TextModel(c)
 
 
-class Gemma3ForConditionalGeneration(nn.Module):
-    """``Gemma3ForConditionalGeneration``: text tokens through the language model and its head (tied by default);
-    :meth:`image_features` runs images through the tower and the projector."""
+class ConditionalGeneration(nn.Module):
+    """A vision-language model: ``model_class`` under ``model.`` (a tower, then ``language_model``) and ``lm_head``
+    (tied to the language model's token table where the config says so); the forward pass runs text tokens."""
+
+    model_class: type[nn.Module]
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
-        self.model = Gemma3Model(c)
+        self.model = self.model_class(c)
         self.lm_head = _lm_head(c, self.model.language_model.embed_tokens)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.lm_head(self.model.language_model(input_ids))
+
+
+class Gemma3ForConditionalGeneration(ConditionalGeneration):
+    """``Gemma3ForConditionalGeneration``: text tokens through the language model and its head (tied by default);
+    :meth:`image_features` runs images through the tower and the projector."""
+
+    model_class = Gemma3Model
 
     def image_features(self, pixels: torch.Tensor) -> torch.Tensor:
         """[images, C_v, R_v, R_v] → [images, T_i, H]: the soft tokens that take the images' places in the text."""

@@ -3,11 +3,11 @@ text model (:mod:`.qwen`) under ``model.language_model.``; the forward pass runs
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from ..config import ModelConfig
-from .blocks import RMSNorm, SwiGLU, _lm_head
+from .blocks import RMSNorm, SwiGLU
+from .gemma3 import ConditionalGeneration
 from .qwen import Qwen2Model
 
 __all__ = ["Qwen2_5_VisionTransformer", "Qwen2_5_VLModel", "Qwen2_5_VLForConditionalGeneration"]
@@ -71,14 +71,8 @@ class Qwen2_5_VLModel(nn.Module):
         self.language_model = Qwen2Model(c)
 
 
-class Qwen2_5_VLForConditionalGeneration(nn.Module):
+class Qwen2_5_VLForConditionalGeneration(ConditionalGeneration):
     """``Qwen2_5_VLForConditionalGeneration``: text tokens through the language model and its head (untied by default;
     text positions are the same on M-RoPE's three axes, so its rotation is LLaMA's)."""
 
-    def __init__(self, c: ModelConfig) -> None:
-        super().__init__()
-        self.model = Qwen2_5_VLModel(c)
-        self.lm_head = _lm_head(c, self.model.language_model.embed_tokens)
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(self.model.language_model(input_ids))
+    model_class = Qwen2_5_VLModel
