@@ -990,6 +990,10 @@ def wide_qwen2_5_vl_configs(draw) -> dict:
     del text["model_type"]
     _put(draw, text, "rope_scaling", st.builds(lambda a, b, c: {"type": "mrope", "mrope_section": [a, b, c]},
                                                st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)))
+    half = text["hidden_size"] // text["num_attention_heads"] / 2
+    if half.is_integer() and draw(st.booleans()):  # sections that fit the heads: the forward pass runs
+        first = draw(st.integers(0, int(half)))
+        text["rope_scaling"] = {"type": "mrope", "mrope_section": [first, 0, int(half) - first]}
     vision = {"hidden_size": draw(st.integers(1, 8)), "intermediate_size": draw(st.integers(1, 8)),
               "patch_size": draw(st.integers(1, 3)), "out_hidden_size": draw(st.integers(1, 8))}
     vision[draw(st.sampled_from(["depth", "num_hidden_layers"]))] = draw(st.integers(0, 2))
