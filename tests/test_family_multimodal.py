@@ -125,6 +125,7 @@ def test_which_tie_word_embeddings_ties_the_head(raw, tied):
     ({"model_type": "qwen2_5_vl", "text_config": {"hidden_size": 10, "num_attention_heads": 3}},
      "text_config.num_attention_heads"),
     ({"model_type": "qwen2_5_vl", "vision_config": {"hidden_size": 2, "num_heads": 3}}, "vision_config.num_heads"),
+    ({"model_type": "qwen2_5_vl", "vision_config": {"fullatt_block_indexes": 3}}, "vision_config.fullatt_block_indexes"),
 ])
 def test_refused_where_transformers_refuses_naming_the_key(raw, field, write_config):
     with pytest.raises(Exception):  # noqa: B017 - whatever transformers raises
@@ -195,6 +196,25 @@ def test_gemma3_image_flops_equal_flop_counter(head, source):
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         features(pixels)
     assert counter.get_total_flops() == images * evaluate(gemma3.vision_flops(c), c)
+
+
+@pytest.mark.parametrize(("vision", "grids"), [
+    ({}, [(1, 8, 8), (2, 8, 12), (1, 4, 4), (1, 6, 10), (1, 2, 14)]),  # windows of 2 × 2 merged patches, some cut short
+    ({"window_size": 24, "fullatt_block_indexes": [0, 5]}, [(1, 6, 6), (1, 10, 4)]),  # 3 × 3 windows; block 5: none
+])
+def test_qwen2_5_vl_image_flops_equal_flop_counter(vision, grids):
+    """Qwen2.5-VL's images and videos through the vision encoder: full attention per frame in the
+    fullatt_block_indexes blocks, windows in the others (the last window of a side shorter), as image_flops says."""
+    raw = copy.deepcopy(TINY["qwen2_5_vl"])
+    raw["vision_config"].update(vision)
+    c = parse_config(copy.deepcopy(raw))
+    torch.manual_seed(0)
+    model = hf_model(raw, "cpu").eval()
+    for t, h, w in grids:
+        pixels = torch.randn(t * h * w, c["C_v"] * c["t_v"] * c["p_v"] ** 2)
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model.model.get_image_features(pixels, torch.tensor([[t, h, w]]))
+        assert counter.get_total_flops() == qwen2_5_vl.image_flops(c, h, w, t), (t, h, w)
 
 
 def test_flops_says_what_it_counts(write_config):
