@@ -65,6 +65,17 @@ def hf_model(raw: dict, device: str = "meta"):
         return getattr(transformers, FAMILIES[raw["model_type"]].architecture)(config)
 
 
+def held_bytes(cache) -> int:
+    """Every byte a transformers cache holds after a forward pass, whatever its kind: each layer's keys and values, and
+    a linear-attention layer's convolution and recurrent states (Qwen3-Next's ``LinearAttentionLayer``)."""
+    tensors = []
+    for layer in cache.layers:
+        tensors += [getattr(layer, name, None) for name in ("keys", "values")]
+        for name in ("conv_states", "recurrent_states"):
+            tensors += list(getattr(layer, name, {}).values())
+    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+
+
 def assert_counted_as_built(raw: dict):
     """transformers builds ``raw`` (meta device) and the engine counts it: the same tensors, name by name and shape
     by shape, and the same total. Returns the engine's config."""

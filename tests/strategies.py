@@ -415,6 +415,47 @@ def gpt_oss_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def qwen3_next_configs(draw) -> dict:
+    """Qwen3-Next: linear and full attention layers (by full_attention_interval or a drawn layer_types), GQA with a
+    head_dim of its own (rotary on a quarter), Gated DeltaNet heads (value heads a multiple of the key heads), a
+    convolution of 1 to 4 taps, E experts (0: every layer dense) with a shared expert, some layers kept dense."""
+    A_kv = draw(st.integers(1, 2))
+    G_k = draw(st.integers(1, 2))
+    L = draw(st.integers(1, 4))
+    E = draw(st.integers(0, 4))
+    config = {
+        "model_type": "qwen3_next",
+        "vocab_size": draw(st.integers(1, 48)),
+        "hidden_size": draw(st.integers(2, 16)),
+        "num_attention_heads": A_kv * draw(st.integers(1, 2)),
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": L,
+        "intermediate_size": draw(st.integers(1, 16)),
+        "moe_intermediate_size": draw(st.integers(1, 8)),
+        "shared_expert_intermediate_size": draw(st.integers(0, 8)),
+        "num_experts": E,
+        "num_experts_per_tok": draw(st.integers(1, max(E, 1))),
+        "decoder_sparse_step": draw(st.integers(1, 2)),
+        "mlp_only_layers": draw(st.lists(st.integers(0, L - 1), max_size=L, unique=True)),
+        "linear_num_key_heads": G_k,
+        "linear_num_value_heads": G_k * draw(st.integers(1, 2)),
+        "linear_key_head_dim": draw(st.integers(1, 4)),
+        "linear_value_head_dim": draw(st.integers(1, 4)),
+        "linear_conv_kernel_dim": draw(st.integers(1, 4)),
+        "norm_topk_prob": draw(st.booleans()),
+        "attention_bias": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(["linear_attention", "full_attention"]), min_size=L,
+                                              max_size=L))
+    else:
+        config["full_attention_interval"] = draw(st.integers(1, 4))
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -441,6 +482,7 @@ STRATEGIES = {
     "smollm3": smollm3_configs(),
     "gemma3_text": gemma3_text_configs(),
     "gpt_oss": gpt_oss_configs(),
+    "qwen3_next": qwen3_next_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -521,6 +563,15 @@ TINY = {
     "gpt_oss": {"model_type": "gpt_oss", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 8,
                 "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4},
+    # Qwen3-Next: layers 0-2 Gated DeltaNet (2 key heads of 6, 4 value heads of 5, a convolution of 3 taps), layer 3
+    # gated full attention (head_dim 8, 2 of it rotary); layer 0 dense, layers 1-3 sparse (4 experts, 2 per token, a
+    # shared expert of 12); I_e = 8 (transformers' default grouped_mm experts want rows of a multiple of 16 bytes)
+    "qwen3_next": {"model_type": "qwen3_next", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                   "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 4, "intermediate_size": 20,
+                   "moe_intermediate_size": 8, "shared_expert_intermediate_size": 12, "num_experts": 4,
+                   "num_experts_per_tok": 2, "mlp_only_layers": [0], "linear_num_key_heads": 2,
+                   "linear_num_value_heads": 4, "linear_key_head_dim": 6, "linear_value_head_dim": 5,
+                   "linear_conv_kernel_dim": 3},
 }
 
 
@@ -885,6 +936,41 @@ def wide_gpt_oss_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def wide_qwen3_next_configs(draw) -> dict:
+    """Qwen3-Next: the shared keys (head_dim odd or not, key/value heads that need not divide), layer types by
+    full_attention_interval (0 and null included: transformers divides by it) or listed (legacy names, and types that
+    build no token mixer and cannot run), value heads that need not be a multiple of the key heads, the rotary fraction,
+    E experts (0 or less: all dense), k (more than E: it builds, cannot run), the shared expert (0 wide included)."""
+    config = draw(wide_decoder_configs("qwen3_next"))
+    config.pop("layer_types", None)
+    L = config["num_hidden_layers"]
+    _put(draw, config, "attention_bias", st.booleans(), null=False)
+    E = draw(st.integers(-1, 4))
+    config["num_experts"] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, max(E, 1), E + 1]))
+    config["moe_intermediate_size"] = draw(st.integers(0, 8))
+    _put(draw, config, "shared_expert_intermediate_size", st.integers(0, 8), null=False)
+    _put(draw, config, "decoder_sparse_step", st.integers(1, 3), null=False)
+    _put(draw, config, "mlp_only_layers", st.lists(st.integers(0, max(L, 1)), max_size=3, unique=True))
+    G_k = draw(st.integers(1, 3))
+    config["linear_num_key_heads"] = G_k
+    config["linear_num_value_heads"] = draw(st.sampled_from([G_k, 2 * G_k, draw(st.integers(1, 4))]))
+    for key in ("linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"):
+        _put(draw, config, key, st.integers(1, 4), null=False)
+    if draw(st.integers(0, 2)) == 0:
+        config["partial_rotary_factor"] = draw(st.sampled_from([0.25, 0.5, 1.0]))
+    choice = draw(st.sampled_from(["interval", "types", "neither"]))
+    if choice == "interval":
+        config["full_attention_interval"] = draw(st.one_of(st.integers(-2, 4), st.none(), st.just(2.0)))
+    elif choice == "types":
+        length = draw(st.sampled_from([L, L, L, L + 1]))
+        kinds = st.sampled_from(["linear_attention"] * 4 + ["full_attention"] * 4 + ["mamba", "attention",
+                                                                                     "sliding_attention", "moe"])
+        config["layer_types"] = draw(st.lists(kinds, min_size=length, max_size=length))
+    return config
+
+
 WIDE.update({
     "llama": wide_llama_configs("llama"),
     "mistral": wide_decoder_configs("mistral"),
@@ -900,4 +986,5 @@ WIDE.update({
     "smollm3": wide_smollm3_configs(),
     "gemma3_text": wide_gemma3_text_configs(),
     "gpt_oss": wide_gpt_oss_configs(),
+    "qwen3_next": wide_qwen3_next_configs(),
 })
