@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -63,6 +65,35 @@ def hf_model(raw: dict, device: str = "meta"):
     config._experts_implementation = "eager"  # a mixture's experts one matmul each (no effect on a dense model)
     with torch.device(device):
         return getattr(transformers, FAMILIES[raw["model_type"]].architecture)(config)
+
+
+@contextlib.contextmanager
+def recurrent_delta_rule() -> Iterator[None]:
+    """transformers' chunked gated-delta-rule kernel (what Qwen3-Next runs on a prefill, on the CPU: chunks of 64, its
+    in-chunk products and the state's matmuls) swapped for its token-by-token recurrence, whose products torch writes
+    elementwise: FlopCounterMode then sees every other matmul and none of the recurrence's, which the engine counts on
+    a line of its own (``helpers.params.DELTA_RULE``; :func:`without_recurrence`). The same outputs, the same cache."""
+    from transformers.models.qwen3_next import modeling_qwen3_next as module
+
+    chunked = module.torch_chunk_gated_delta_rule
+
+    def recurrent(*args: Any, chunk_size: int = 64, **kwargs: Any) -> Any:
+        return module.torch_recurrent_gated_delta_rule(*args, **kwargs)
+
+    module.torch_chunk_gated_delta_rule = recurrent
+    try:
+        yield
+    finally:
+        module.torch_chunk_gated_delta_rule = chunked
+
+
+def without_recurrence(flops) -> tuple[int, int]:
+    """The engine's forward and training FLOPs less its gated-delta-rule line (3× it in training): what FlopCounterMode
+    sees of Qwen3-Next under :func:`recurrent_delta_rule`; the whole figures for every other family."""
+    from helpers.params import DELTA_RULE
+
+    state = flops.by_component().get(DELTA_RULE, 0)
+    return flops.forward - state, flops.training - 3 * state
 
 
 def held_bytes(cache) -> int:

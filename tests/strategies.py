@@ -417,7 +417,8 @@ def gpt_oss_configs(draw) -> dict:
 
 @st.composite
 def qwen3_next_configs(draw) -> dict:
-    """Qwen3-Next: linear and full attention layers (by full_attention_interval or a drawn layer_types), GQA with a
+    """Qwen3-Next: linear and full attention layers (by full_attention_interval or a drawn layer_types, one full layer
+    at least: the model fails with a cache otherwise), GQA with a
     head_dim of its own (rotary on a quarter), Gated DeltaNet heads (value heads a multiple of the key heads), a
     convolution of 1 to 4 taps, E experts (0: every layer dense) with a shared expert, some layers kept dense."""
     A_kv = draw(st.integers(1, 2))
@@ -448,11 +449,12 @@ def qwen3_next_configs(draw) -> dict:
         "attention_bias": draw(st.booleans()),
         "tie_word_embeddings": draw(st.booleans()),
     }
-    if draw(st.booleans()):
-        config["layer_types"] = draw(st.lists(st.sampled_from(["linear_attention", "full_attention"]), min_size=L,
-                                              max_size=L))
+    if draw(st.booleans()):  # at least one full layer: without one, transformers' cache cannot count its tokens
+        kinds = draw(st.lists(st.sampled_from(["linear_attention", "full_attention"]), min_size=L - 1, max_size=L - 1))
+        at = draw(st.integers(0, L - 1))
+        config["layer_types"] = kinds[:at] + ["full_attention"] + kinds[at:]
     else:
-        config["full_attention_interval"] = draw(st.integers(1, 4))
+        config["full_attention_interval"] = draw(st.integers(1, L))
     return config
 
 

@@ -61,7 +61,7 @@ def _types(raw: Mapping[str, Any], L: int) -> list[str]:
     if given is not None:
         return given
     interval = raw.get("full_attention_interval", 4)
-    if not isinstance(interval, (int, float)) or interval == 0:
+    if L and (not isinstance(interval, (int, float)) or interval == 0):  # no layer: nothing divides by it
         raise ConfigError("full_attention_interval", f"must be a non-zero number (every how many layers one is full "
                                                      f"attention), got {json.dumps(interval)}")
     return [LINEAR if (i + 1) % interval else FULL for i in range(L)]
@@ -132,7 +132,14 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     elif sizes["L_e"] and sizes["k"] > sizes["E"]:
         problem = ("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_experts = {sizes['E']} "
                                           "experts")
-    return {} if problem is None else {"forward": problem}
+    problems = {} if problem is None else {"forward": problem}
+    if sizes["L_l"] and not sizes["L_f"] and not other:  # no layer keeps keys: the cache cannot say how long it is
+        key = "layer_types" if raw.get("layer_types") is not None else "full_attention_interval" \
+            if "full_attention_interval" in raw else "num_hidden_layers"
+        problems["cache"] = (key, "no full-attention layer: transformers' cache holds linear-attention states only and "
+                                  "cannot tell how many tokens it has seen (get_seq_length), so the model fails with a "
+                                  "cache (it runs without one)")
+    return problems
 
 
 def _gated_attention(c: ModelConfig) -> list[Param]:
