@@ -88,12 +88,19 @@ def recurrent_delta_rule() -> Iterator[None]:
 
 
 def without_recurrence(flops) -> tuple[int, int]:
-    """The engine's forward and training FLOPs less its gated-delta-rule line (3× it in training): what FlopCounterMode
-    sees of Qwen3-Next under :func:`recurrent_delta_rule`; the whole figures for every other family."""
-    from helpers.params import DELTA_RULE
+    """What FlopCounterMode sees of transformers' model, forward and training, from the engine's figures: the whole
+    figures for every family but Qwen3-Next; for it, less the gated-delta-rule line (3× it in training), which runs
+    elementwise under :func:`recurrent_delta_rule`, and, in training, plus what FlopCounterMode adds to a depthwise
+    convolution's backward pass: it prices the weight's gradient as a dense convolution over all C channels (its
+    formula ignores ``groups``), C times the 2·positions·C·K_c it costs, so (C − 1) × the forward FLOPs more."""
+    from helpers.params import CONVOLUTION, DELTA_RULE, param_layout
+    from helpers.flops import matmul_tokens
 
+    c, B, S = flops.config, flops.batch, flops.seq_len
     state = flops.by_component().get(DELTA_RULE, 0)
-    return flops.forward - state, flops.training - 3 * state
+    grouped = sum((n * 2 * matmul_tokens(p, c, B, S) * p.count * (p.shape[0] - 1)
+                   for p, n in param_layout(c).rows() if p.kind == CONVOLUTION), 0)
+    return flops.forward - state, flops.training - 3 * state + grouped
 
 
 def held_bytes(cache) -> int:

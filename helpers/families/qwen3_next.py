@@ -79,7 +79,8 @@ def _rotary(raw: Mapping[str, Any]) -> Any:
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """The layer kinds (``{"types": ...}``: 1 linear attention, 2 full attention, 0 any other type, which builds no
     token mixer), L_l and L_f, the dense layers (``mlp_only_layers``) and L_e, and what transformers refuses to build:
-    a convolution of 0 channels, heads of 0 dimensions, an odd head wholly rotary (``validate_rope``).
+    a convolution of 0 channels, heads of 0 dimensions, an odd head wholly rotary (``validate_rope``); R, the rotary
+    dimensions of a head (a quarter of d_k by default, rounded up to pairs).
 
     No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
@@ -97,6 +98,8 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     if d_k > 4 and d_k % 2 and isinstance(factor, (int, float)) and int(d_k * factor) == d_k:
         raise ConfigError("head_dim", f"{d_k}: rotary embeddings turn pairs of dimensions, an odd head wider than 4, "
                                       "wholly rotary, is refused by transformers (validate_rope)")
+    if isinstance(factor, (int, float)):
+        sizes["R"] = 2 * -(-int(d_k * factor) // 2)  # rotary dimensions as transformers turns them: pairs, rounded up
     return {"types": kinds, "mlp_only_layers": dense}
 
 
@@ -124,11 +127,10 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
                         f"{sizes['G_v']} value heads and a convolution of {sizes['K_c']} taps: each key head serves a "
                         "whole number (at least 1) of value heads, and heads and kernel need a width (its forward pass "
                         "fails)")
-    elif sizes["L_f"] and isinstance(_rotary(raw), (int, float)) and 2 * -(-int(sizes["d_k"] * _rotary(raw)) // 2) > sizes["d_k"]:
-        rotary = int(sizes["d_k"] * _rotary(raw))
+    elif sizes["L_f"] and sizes.get("R", 0) > sizes["d_k"]:
         problem = ("head_dim", llama.ROTARY_ONE if sizes["d_k"] == 1 else (
-            f"{rotary} rotary dimensions in a head of {sizes['d_k']}: rotary embeddings turn pairs of dimensions, and "
-            "the last pair reaches past the head (its forward pass fails)"))
+            f"{int(sizes['d_k'] * _rotary(raw))} rotary dimensions in a head of {sizes['d_k']}: rotary embeddings turn "
+            "pairs of dimensions, and the last pair reaches past the head (its forward pass fails)"))
     elif sizes["L_e"] and sizes["k"] > sizes["E"]:
         problem = ("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_experts = {sizes['E']} "
                                           "experts")
