@@ -946,6 +946,9 @@ def wide_qwen3_next_configs(draw) -> dict:
     E experts (0 or less: all dense), k (more than E: it builds, cannot run), the shared expert (0 wide included)."""
     config = draw(wide_decoder_configs("qwen3_next"))
     config.pop("layer_types", None)
+    for key in ("num_key_value_heads", "head_dim", "tie_word_embeddings"):  # null refused: 1 draw in 4 keeps it
+        if key in config and config[key] is None and draw(st.integers(0, 3)):
+            del config[key]
     L = config["num_hidden_layers"]
     _put(draw, config, "attention_bias", st.booleans(), null=False)
     E = draw(st.integers(-1, 4))
@@ -962,9 +965,10 @@ def wide_qwen3_next_configs(draw) -> dict:
         _put(draw, config, key, st.integers(1, 4), null=False)
     if draw(st.integers(0, 2)) == 0:
         config["partial_rotary_factor"] = draw(st.sampled_from([0.25, 0.5, 1.0]))
-    choice = draw(st.sampled_from(["interval", "types", "neither"]))
-    if choice == "interval":
-        config["full_attention_interval"] = draw(st.one_of(st.integers(-2, 4), st.none(), st.just(2.0)))
+    choice = draw(st.sampled_from(["interval"] * 3 + ["types"] * 2 + ["neither"]))
+    if choice == "interval":  # mostly one that puts a full layer among the first 3 (a cache needs one)
+        config["full_attention_interval"] = draw(st.one_of(st.integers(1, 3), st.integers(1, 3), st.integers(-2, 4),
+                                                           st.none(), st.just(2.0)))
     elif choice == "types":
         length = draw(st.sampled_from([L, L, L, L + 1]))
         kinds = st.sampled_from(["linear_attention"] * 4 + ["full_attention"] * 4 + ["mamba", "attention",
