@@ -964,7 +964,7 @@ def wide_qwen3_next_configs(draw) -> dict:
     for key in ("linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"):
         _put(draw, config, key, st.integers(1, 4), null=False)
     if draw(st.integers(0, 2)) == 0:
-        config["partial_rotary_factor"] = draw(st.sampled_from([0.25, 0.5, 1.0]))
+        config["partial_rotary_factor"] = draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, None]))  # null: 1.0
     choice = draw(st.sampled_from(["interval"] * 3 + ["types"] * 2 + ["neither"]))
     if choice == "interval":  # mostly one that puts a full layer among the first 3 (a cache needs one)
         config["full_attention_interval"] = draw(st.one_of(st.integers(1, 3), st.integers(1, 3), st.integers(-2, 4),

@@ -200,6 +200,7 @@ REFUSED = [  # transformers raises too (config class or model init)
     ({"head_dim": None}, "head_dim"),
     ({"head_dim": 7, "partial_rotary_factor": 1.0}, "head_dim"),  # validate_rope: an odd head wholly rotary
     ({"decoder_sparse_step": 0}, "decoder_sparse_step"),
+    ({"partial_rotary_factor": "half"}, "partial_rotary_factor"),
 ]
 
 
@@ -219,6 +220,7 @@ CANNOT_RUN = [  # transformers builds them (count answers), its forward pass fai
     ({"linear_num_key_heads": 3}, "linear_num_key_heads"),  # 4 value heads: not a multiple of 3
     ({"num_key_value_heads": 3}, "num_key_value_heads"),
     ({"num_experts_per_tok": 5}, "num_experts_per_tok"),
+    ({"partial_rotary_factor": 2.0}, "partial_rotary_factor"),  # 16 rotary dimensions in a head of 8
 ]
 
 

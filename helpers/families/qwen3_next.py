@@ -68,12 +68,13 @@ def _types(raw: Mapping[str, Any], L: int) -> list[str]:
 
 
 def _rotary(raw: Mapping[str, Any]) -> Any:
-    """The rotary fraction of a head: ``rope_parameters``' ``partial_rotary_factor``, else the top-level key, else
-    0.25 (Qwen3NextConfig's default)."""
+    """The rotary fraction of a head: ``rope_parameters``' ``partial_rotary_factor``, else the top-level key (null:
+    none is set, and the rotary embedding reads 1.0), else 0.25 (Qwen3NextConfig's default)."""
     rope = raw.get("rope_parameters")
     if isinstance(rope, dict) and "partial_rotary_factor" in rope:
         return rope["partial_rotary_factor"]
-    return raw.get("partial_rotary_factor", 0.25)
+    factor = raw.get("partial_rotary_factor", 0.25)
+    return 1.0 if factor is None else factor
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -93,13 +94,15 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
                                                     "linear_key_head_dim + linear_num_value_heads·linear_value_head_dim "
                                                     "= 0): torch refuses a convolution of 0 groups")
     d_k, factor = sizes["d_k"], _rotary(raw)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        raise ConfigError("partial_rotary_factor", f"must be a number (the fraction of a head that is rotary), got "
+                                                   f"{json.dumps(factor)}")
     if d_k == 0 and sizes["L_f"]:
         raise ConfigError("head_dim", "0 dimensions per head: the attention's scaling head_dim ** -0.5 divides by 0")
-    if d_k > 4 and d_k % 2 and isinstance(factor, (int, float)) and int(d_k * factor) == d_k:
+    if d_k > 4 and d_k % 2 and int(d_k * factor) == d_k:
         raise ConfigError("head_dim", f"{d_k}: rotary embeddings turn pairs of dimensions, an odd head wider than 4, "
                                       "wholly rotary, is refused by transformers (validate_rope)")
-    if isinstance(factor, (int, float)):
-        sizes["R"] = 2 * -(-int(d_k * factor) // 2)  # rotary dimensions as transformers turns them: pairs, rounded up
+    sizes["R"] = 2 * -(-int(d_k * factor) // 2)  # rotary dimensions as transformers turns them: pairs, rounded up
     return {"types": kinds, "mlp_only_layers": dense}
 
 
@@ -127,10 +130,12 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
                         f"{sizes['G_v']} value heads and a convolution of {sizes['K_c']} taps: each key head serves a "
                         "whole number (at least 1) of value heads, and heads and kernel need a width (its forward pass "
                         "fails)")
-    elif sizes["L_f"] and sizes.get("R", 0) > sizes["d_k"]:
-        problem = ("head_dim", llama.ROTARY_ONE if sizes["d_k"] == 1 else (
-            f"{int(sizes['d_k'] * _rotary(raw))} rotary dimensions in a head of {sizes['d_k']}: rotary embeddings turn "
-            "pairs of dimensions, and the last pair reaches past the head (its forward pass fails)"))
+    elif sizes["L_f"] and sizes["R"] > sizes["d_k"]:
+        given = "partial_rotary_factor" in raw or "partial_rotary_factor" in (raw.get("rope_parameters") or {})
+        why = (f"{int(sizes['d_k'] * _rotary(raw))} rotary dimensions in a head of {sizes['d_k']}: rotary embeddings "
+               "turn pairs of dimensions, and the last pair reaches past the head (its forward pass fails)")
+        problem = ("head_dim", llama.ROTARY_ONE) if sizes["d_k"] == 1 else (
+            "partial_rotary_factor" if given else "head_dim", why)
     elif sizes["L_e"] and sizes["k"] > sizes["E"]:
         problem = ("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_experts = {sizes['E']} "
                                           "experts")
