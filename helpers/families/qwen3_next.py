@@ -27,7 +27,8 @@ Works behind the helpers of ``11_todays_models``. A hybrid decoder (Qwen team 20
 The feed-forward is Qwen3-MoE's choice of dense or sparse per layer (``mlp_only_layers``, ``decoder_sparse_step``)
 with, in a sparse layer, the router first (``mlp.gate``, E × H), E fused experts of I_e, and a shared expert of
 ``shared_expert_intermediate_size`` I_s (``mlp.shared_expert``) behind its own sigmoid gate (``shared_expert_gate``,
-1 × H), run on every token. RMSNorm gains are stored as offsets from 1 (their count is the same).
+1 × H), run on every token. Its RMSNorms store their gains as offsets from 1 (the linear layers' gated norm does
+not); the count is the same.
 Qwen3-Next-80B-A3B: 79,674,391,296 parameters, 3,874,929,408 active per token (the total less the 502 experts of 512
 a token skips in each of its 48 layers); the card's "A3B" (3B activated) is 3,252,599,552 without the token table and
 the untied head, 3,563,764,480 without the token table alone.
