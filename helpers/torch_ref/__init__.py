@@ -51,6 +51,7 @@ from .olmo2 import *  # noqa: F403
 from .opt import *  # noqa: F403
 from .phi3 import *  # noqa: F403
 from .qwen import *  # noqa: F403
+from .qwen3_next import *  # noqa: F403
 from .smollm3 import *  # noqa: F403
 from .t5 import *  # noqa: F403
 
