@@ -126,6 +126,19 @@ def assert_counted_as_built(raw: dict):
     return c
 
 
+def assert_refused_as_transformers_refuses(raw: dict, field: str, path: Path) -> None:
+    """transformers refuses ``raw`` (config class or model init); the engine too, naming ``field``, and ``count`` on
+    ``path`` (``raw`` written there) in one line."""
+    from helpers import ConfigError, parse_config
+
+    with pytest.raises(Exception):  # noqa: B017 - whatever transformers raises
+        hf_model(raw)
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    assert info.value.field == field
+    assert_refused(run_cli("count", str(path)), field)
+
+
 def forward_error(raw: dict, device: str = "meta", use_cache: bool = True) -> Exception | int:
     """What transformers' forward pass on 1 × 3 tokens raises, or the FLOPs it counts where it runs (FlopCounterMode).
     On the meta device shapes alone decide (and only with the cache on: without one, the causal mask reads a value);
