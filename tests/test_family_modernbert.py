@@ -10,7 +10,7 @@ S × S; the attention pattern read as ``ModernBertConfig`` reads it; and what tr
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from helpers import ConfigError, count_model, load_config, param_table, parse_config
 from helpers.config import raw_config
@@ -23,22 +23,12 @@ from .strategies import STRATEGIES, TINY
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from .test_family_todays_decoders import RANDOM, table  # noqa: E402
+from .test_flops import counted  # noqa: E402 -- FlopCounterMode's total for B × S zeros
 
 # ../shared/REFERENCE.md gives modernbert-large; modernbert-base measured here (ModernBertModel on the meta device)
 SHIPPED = {"modernbert-base": 149_014_272, "modernbert-large": 394_781_696}
-RANDOM = settings(max_examples=15, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow])
-
-
-def table(model) -> list[tuple[str, tuple[int, ...]]]:
-    return [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-
-
-def measured_flops(model, B: int, S: int) -> int:
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(torch.zeros(B, S, dtype=torch.long, device="meta"))
-    return counter.get_total_flops()
 
 
 @pytest.mark.parametrize(("name", "expected"), SHIPPED.items())
@@ -101,7 +91,7 @@ def test_random_configs(raw):
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
     assert c["L_w"] == model.config.layer_types.count("sliding_attention") and c["W"] == model.config.local_attention
     for B, S in ((1, 1), (2, 5)):
-        assert measured_flops(model, B, S) == forward_flops(c, B, S).forward
+        assert counted(model, B, S) == forward_flops(c, B, S).forward
 
 
 @pytest.mark.parametrize("S", [3, 9, 17])
@@ -112,7 +102,7 @@ def test_local_layers_count_the_whole_square_with_eager_attention(S):
     H, I, L = c["H"], c["I"], c["L"]
     assert c.lists["local"] == (0, 1, 1) and c["W"] == 4
     expected = L * (8 * B * S * H**2 + 6 * B * S * H * I + 4 * B * S**2 * H)
-    assert measured_flops(hf_model(raw), B, S) == forward_flops(c, B, S).forward == expected
+    assert counted(hf_model(raw), B, S) == forward_flops(c, B, S).forward == expected
 
 
 def test_sliding_window_sets_twice_the_window():
