@@ -142,3 +142,28 @@ def test_built_but_not_run(change, field):
     assert c.cannot_run["forward"][0] == field
     with pytest.raises(ConfigError):
         forward_flops(c, 1, 4)
+
+
+@pytest.mark.parametrize("change", [{}, {"norm_bias": True, "attention_bias": True, "mlp_bias": True},
+                                    {"layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}])
+def test_reference_computes_what_transformers_computes(change):
+    """The plain-torch reference with transformers' weights: the same hidden states (two rotary bases, the window
+    |i − j| ≤ W // 2 on local layers: 9 tokens pass it), the same tensors, the same FlopCounterMode count."""
+    from helpers import torch_ref
+
+    raw, B, S = {**TINY["modernbert"], **change}, 2, 9
+    c = parse_config(raw)
+    torch.manual_seed(0)
+    theirs = hf_model(raw, "cpu").eval()
+    ours = torch_ref.build(c, "cpu").eval()
+    assert torch_ref.matches(param_table(c), ours)
+    loaded = ours.load_state_dict(theirs.state_dict(), strict=False)  # theirs also holds the rotary buffers
+    assert not loaded.missing_keys and all("rotary_emb" in key for key in loaded.unexpected_keys)
+    ids = torch.randint(0, c["V"], (B, S))
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids), theirs(input_ids=ids).last_hidden_state, rtol=1e-5, atol=1e-5)
+        windowless = torch_ref.build(parse_config({**raw, "local_attention": 64}), "cpu").eval()
+        windowless.load_state_dict(theirs.state_dict(), strict=False)
+        assert not torch.allclose(windowless(ids), ours(ids), atol=1e-4)  # the window changes the output
+    meta = torch_ref.build(c)
+    assert counted(meta, B, S) == forward_flops(c, B, S).forward == counted(hf_model(raw), B, S)
