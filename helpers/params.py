@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from . import registry
 from .config import ConfigError, ModelConfig
 
 EMBEDDINGS = "embeddings"
@@ -31,11 +32,16 @@ SOP_HEAD = "SOP head"  # ALBERT's sentence-order prediction, in NSP's place
 DISCRIMINATOR_HEAD = "discriminator head"  # ELECTRA's replaced-token detection
 CLASSIFIER = "classifier"
 QA_HEAD = "QA head"  # the start and end logits of extractive question answering
+LINEAR_ATTENTION = "linear attention"  # Qwen3-Next's Gated DeltaNet layers: projections, convolution, gates
 # a vision-language model's image encoder and the projector into the language model (multiplies no text token)
 VISION = "vision"
 # the FLOPs components that are not parameter components (see helpers.flops)
 ATTENTION_PROJECTIONS = "attention projections"
 ATTENTION_SCORES = "attention scores/values"
+# a linear-attention layer's state update and read-out (Qwen3-Next's gated delta rule), counted by its recurrence
+DELTA_RULE = "gated delta rule (recurrence)"
+# the FLOPs lines no parameter tensor accounts for: matmuls of activations against activations (or a state)
+WITHOUT_PARAMETERS = (ATTENTION_SCORES, DELTA_RULE)
 
 # what a tensor is, as the builder that made it says (never guessed from its name)
 TABLE = "table"  # an embedding table: a lookup (a matmul only where it is also a tied LM head)
@@ -47,7 +53,10 @@ NORM = "norm"  # a LayerNorm / RMSNorm gain γ or shift β
 EXPERT = "expert"
 # the routed experts' biases, fused E × out (GPT-OSS): added, no matmul, but each token adds only its k experts' rows
 EXPERT_BIAS = "expert bias"
-KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT, EXPERT_BIAS)
+# a depthwise convolution's kernel, C × 1 × K_c (Qwen3-Next's conv1d): each of C channels slides its own K_c taps over
+# the positions the kernel computes (``tokens``: the sequence as padded, which may exceed B·S), no mixing of channels
+CONVOLUTION = "convolution"
+KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT, EXPERT_BIAS, CONVOLUTION)
 
 
 def numel(shape: Iterable[int]) -> int:
@@ -103,6 +112,12 @@ class Param:
         multiplies one expert's slice (:func:`matmul_count`), not the whole tensor.
         """
         return cls(name, tuple(int(n) for n in shape), component, formula, EXPERT, tokens)
+
+    @classmethod
+    def convolution(cls, name: str, shape: tuple[int, ...], component: str, formula: str, tokens: str) -> Param:
+        """A depthwise convolution's kernel (C × 1 × K_c): ``tokens`` positions, each output channel K_c multiply-adds
+        (2·positions·C·K_c FLOPs, as FlopCounterMode counts a convolution)."""
+        return cls(name, tuple(int(n) for n in shape), component, formula, CONVOLUTION, tokens)
 
     @classmethod
     def expert_bias(cls, name: str, shape: tuple[int, ...], component: str, formula: str) -> Param:
@@ -250,9 +265,7 @@ def checkpoint_layout(config: ModelConfig) -> Layout:
     """
     expand = config.family.checkpoint_names
     if expand is None:
-        from .families import FAMILIES  # the registry imports this module
-
-        declared = [t for t, f in FAMILIES.items() if f.checkpoint_names is not None]
+        declared = [t for t, f in registry.FAMILIES.items() if f.checkpoint_names is not None]
         raise ConfigError("--names", f"{config.model_type} declares no checkpoint names of its own (only "
                                      f"{', '.join(declared)} do, for their fused experts)")
     layout = param_layout(config)
@@ -336,9 +349,7 @@ def pretraining_heads(config: ModelConfig) -> list[Param]:
     Introduced in ``05_pooler_and_heads``. The ``cls.*`` tensors of that class as the BERT family lists them
     (``--class BertForPreTraining``), for a BERT config (its token table tied, as bert-base's is).
     """
-    from .families import FAMILIES  # the registry imports this module
-
-    head = FAMILIES["bert"].classes["BertForPreTraining"]
+    head = registry.FAMILIES["bert"].classes["BertForPreTraining"]
     whole = replace(config, flags={**config.flags, "tie_word_embeddings": True}, model_class="BertForPreTraining")
     return [p for p in head.layout(whole).expand() if p.name.startswith("cls.")]
 
@@ -348,7 +359,6 @@ def classification_head(config: ModelConfig, num_labels: int) -> list[Param]:
 
     Introduced in ``05_pooler_and_heads``. The same tensors as ``--class BertForSequenceClassification``.
     """
-    from .families import heads  # the registry imports this module
-
-    whole = replace(config, sizes={**config.sizes, "C": num_labels})
-    return heads.linear("classifier", "C", CLASSIFIER, tokens="B")(whole).params
+    head = registry.FAMILIES["bert"].classes["BertForSequenceClassification"]
+    whole = replace(config, sizes={**config.sizes, "C": num_labels}, model_class="BertForSequenceClassification")
+    return [p for p in head.layout(whole).expand() if p.name.startswith("classifier.")]

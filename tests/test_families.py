@@ -21,10 +21,10 @@ from helpers.config import MODELS_DIR
 from helpers.families import FAMILIES
 from helpers.flops import ATTENTION_SCORES, flop_formulas, forward_flops, max_seq_len
 from helpers.memory import Memory, kv_cache_bytes, kv_cache_formula, parameter_tensors
-from helpers.params import BIAS, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, VISION, param_layout
+from helpers.params import BIAS, CONVOLUTION, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, VISION, param_layout
 
 from .conftest import (
-    ROOT, assert_answered_where_transformers_runs, assert_refused, hf_model, run_cli,
+    ROOT, assert_answered_where_transformers_runs, assert_refused, held_bytes, hf_model, run_cli,
 )
 from .strategies import STRATEGIES, TINY
 from .test_config import config_field
@@ -68,6 +68,8 @@ def test_every_family_is_present_everywhere(model_type):
             assert p.tokens == "B*S*k" and len(p.shape) == 3, p.name
         elif p.kind == EXPERT_BIAS:  # their biases, E × out: each routed token slot adds one expert's row
             assert p.tokens == "B*S*k" and len(p.shape) == 2, p.name
+        elif p.kind == CONVOLUTION:  # a depthwise kernel, C × 1 × K_c, over the positions it computes
+            assert p.tokens and len(p.shape) == 3 and p.shape[1] == 1, p.name
         else:
             assert p.kind in (BIAS, NORM) and p.tokens == "" and len(p.shape) == 1, p.name
     # parameter formulas (count_model checks them against the tensors), FLOP formulas with attention scores
@@ -104,8 +106,7 @@ def test_kv_cache_is_what_transformers_returns_for_every_decoder(model_type, S):
     with torch.no_grad():
         cache = model(input_ids=input_ids, use_cache=True, **extra).past_key_values
     caches = (cache.self_attention_cache, cache.cross_attention_cache) if extra else (cache,)
-    measured = sum(t.numel() * t.element_size() for one in caches for layer in one.layers
-                   for t in (layer.keys, layer.values))
+    measured = sum(held_bytes(one) for one in caches)  # keys and values, and a linear attention's states
     assert measured == kv_cache_bytes(c, B, S, "fp32")
 
 
