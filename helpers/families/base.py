@@ -122,8 +122,8 @@ class Family:
       (``"vision_config"``) whose keys this family's sizes, flags and ``refused`` name with a dot
       (``Size("vision_config.hidden_size", "H_v", 1152)``); a missing or null object: every default, as the
       composite config fills it. The layout reuses the text family's (:func:`nest` renames ``model.`` to
-      ``model.language_model.`` and puts the tower first); ``heads_divide_hidden`` is then ``"never"`` (the text
-      family has checked its heads);
+      ``model.language_model.`` and puts the tower first); :func:`composite` builds such a family with the text
+      family's FLOPs, cache and positions, and ``heads_divide_hidden="never"`` (the text family checked its heads);
     * ``notes``: lines ``flops`` prints under the model's description, saying what its count leaves out (a
       vision tower's cost per image); None: nothing to say;
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
@@ -201,6 +201,18 @@ class Family:
     def is_decoder(self) -> bool:
         """True for a family that keeps a KV cache (a decoder)."""
         return self.kv_cache is not None
+
+
+def composite(language: Family, **fields: Any) -> Family:
+    """A vision-language family around the family of its language model (``language``, read as ``fields["text"]`` says):
+    its FLOPs (text tokens only), its cache and positions are the text family's, and its heads were checked there
+    (``heads_divide_hidden="never"``); ``fields`` give the rest (sizes, layout, formulas ...).
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    inherited = {"flops": language.flops, "kv_cache": language.kv_cache, "state": language.state,
+                 "positions": language.positions, "heads_divide_hidden": "never"}
+    return Family(**{**inherited, **fields})
 
 
 def mixed_stack(L: int, dense_layers: int, dense: str, sparse: str, dense_count: str, sparse_count: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import BIAS, MATRIX, NORM, TABLE, VISION, Block, Layout, Param, evaluate, render
 from . import gemma3_text
-from .base import Family, TextConfig, nest
+from .base import TextConfig, composite, nest
 
 V_ = "vision_config."
 SIGLIP = "siglip_vision_model"
@@ -139,7 +139,8 @@ def notes(c: ModelConfig) -> list[str]:
             f"vision tower and projector adds {render(vision_flops(c))} = {image:,} FLOPs (eager attention)"]
 
 
-GEMMA3 = Family(
+GEMMA3 = composite(
+    gemma3_text.GEMMA3_TEXT,
     model_type="gemma3",
     architecture="Gemma3ForConditionalGeneration",
     text=TextConfig("gemma3_text"),  # Gemma3Config fills a missing text_config with Gemma3TextConfig's defaults
@@ -157,12 +158,8 @@ GEMMA3 = Family(
     flags=(Flag("tie_word_embeddings", True, nullable=True), Flag(V_ + "vision_use_head", True)),
     refused={V_ + "model_type": (SIGLIP, "Gemma 3's tower is SigLIP's; another vision model is not modelled here")},
     read=read,
-    heads_divide_hidden="never",  # the text family checked its heads; read() the tower's
     layout=layout,
     formulas=formulas,
-    flops=gemma3_text.GEMMA3_TEXT.flops,
-    kv_cache=gemma3_text.GEMMA3_TEXT.kv_cache,
-    positions=lambda c: None,
     notes=notes,
     torch_ref="Gemma3ForConditionalGeneration",
 )

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate
 from . import qwen2
-from .base import Family, TextConfig, nest
+from .base import TextConfig, composite, nest
 
 V_ = "vision_config."
 # Qwen2_5_VLTextConfig's defaults where they differ from Qwen2Config's (a key the file leaves out)
@@ -179,7 +179,8 @@ def notes(c: ModelConfig) -> list[str]:
             f"({side}×{side} patches) through the vision encoder {image}"]
 
 
-QWEN2_5_VL = Family(
+QWEN2_5_VL = composite(
+    qwen2.QWEN2,
     model_type="qwen2_5_vl",
     architecture="Qwen2_5_VLForConditionalGeneration",
     text=TextConfig("qwen2", defaults=TEXT_DEFAULTS, flat=True, ignores=("head_dim", "tie_word_embeddings")),
@@ -199,12 +200,8 @@ QWEN2_5_VL = Family(
     flags=(Flag("tie_word_embeddings", False),),
     read=read,
     runs=runs,
-    heads_divide_hidden="never",  # read() checks the text model's heads, as its attention does
     layout=layout,
     formulas=formulas,
-    flops=qwen2.QWEN2.flops,
-    kv_cache=qwen2.QWEN2.kv_cache,
-    positions=lambda c: None,
     notes=notes,
     torch_ref="Qwen2_5_VLForConditionalGeneration",
 )
