@@ -453,7 +453,8 @@ def glm4_moe_configs(draw) -> dict:
 
 @st.composite
 def deepseek_v2_configs(draw) -> dict:
-    """DeepSeek-V2: DeepSeek-V3's latent attention (heads dividing H, as DeepseekV2Config requires), mlp_bias, greedy
+    """DeepSeek-V2: DeepSeek-V3's latent attention (heads dividing H, as DeepseekV2Config requires; d_nope and r_kv
+    even), mlp_bias, greedy
     or group-limited routing (groups of one expert route: a group is scored by its best one); every config
     transformers' forward pass runs."""
     config = {**draw(deepseek_v3_configs()), "model_type": "deepseek_v2"}
@@ -462,6 +463,8 @@ def deepseek_v2_configs(draw) -> dict:
     E = config.pop("num_local_experts", None) or config.pop("n_routed_experts")
     config["num_experts" if draw(st.booleans()) else "n_routed_experts"] = E  # DeepseekV2Config's attribute_map
     config["mlp_bias"] = draw(st.booleans())
+    # the rotary parts start after d_nope and r_kv values: even, or transformers' complex view fails in fp32
+    config["qk_nope_head_dim"], config["kv_lora_rank"] = 2 * draw(st.integers(1, 3)), 2 * draw(st.integers(1, 4))
     if draw(st.booleans()):
         config["topk_method"] = "greedy"
         config["num_experts_per_tok"] = draw(st.integers(1, E))

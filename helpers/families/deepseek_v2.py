@@ -39,10 +39,14 @@ METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's two branc
 
 
 def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
-    """DeepSeek-V3's (A_kv, d_k = d_nope + d_rope, L_f at most L, an odd d_rope wider than 4 refused); k read as E
-    where the file gives none (the model builds; its router cannot pick, so every expert counts as active)."""
+    """DeepSeek-V3's (A_kv, d_k = d_nope + d_rope, L_f at most L, an odd d_rope wider than 4 refused), queries and keys
+    0 wide refused; k read as E where the file gives none (the model builds; its router cannot pick, so every expert
+    counts as active)."""
     assert DEEPSEEK_V3.derive is not None
     DEEPSEEK_V3.derive(sizes, keys)
+    if sizes["d_k"] == 0 and sizes["L"]:
+        raise ConfigError(keys["d_rope"], "0, with qk_nope_head_dim = 0: queries and keys 0 wide, and transformers' "
+                                          "attention scales its scores by qk_head_dim ** -0.5 (it fails to build)")
     sizes.setdefault("k", sizes["E"])
 
 
