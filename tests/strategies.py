@@ -417,35 +417,16 @@ def gpt_oss_configs(draw) -> dict:
 
 @st.composite
 def glm4_moe_configs(draw) -> dict:
-    """GLM-4.5: GQA with a head_dim of its own or H/A, q/k/v biases, QK-norm or not, a partial rotary share, L_f dense
-    layers, E routed experts in g groups (at least 2 each: the router scores a group by its best two), shared experts;
-    every config one transformers' forward pass runs."""
+    """GLM-4.5: DeepSeek-V3's routing (L_f dense layers, E experts in g groups of at least 2, shared experts) under GQA
+    with a head_dim of its own or H/A, q/k/v biases, QK-norm or not, a partial rotary share; every config one
+    transformers' forward pass runs."""
+    config = {**draw(deepseek_v3_configs()), "model_type": "glm4_moe"}
+    for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+        del config[key]  # the latent attention's
     A_kv = draw(st.integers(1, 3))
     A = A_kv * draw(st.integers(1, 2))
-    L = draw(st.integers(1, 3))
-    g = draw(st.integers(1, 2))
-    E = g * draw(st.integers(2, 3))
-    k_g = draw(st.integers(1, g))
-    config = {
-        "model_type": "glm4_moe",
-        "vocab_size": draw(st.integers(1, 64)),
-        "hidden_size": A * 2 * draw(st.integers(1, 3)),
-        "num_attention_heads": A,
-        "num_key_value_heads": A_kv,
-        "num_hidden_layers": L,
-        "intermediate_size": draw(st.integers(1, 40)),
-        "moe_intermediate_size": draw(st.integers(1, 12)),
-        "first_k_dense_replace": draw(st.integers(0, L)),
-        "n_group": g,
-        "topk_group": k_g,
-        "num_experts_per_tok": draw(st.integers(1, k_g * (E // g))),
-        "n_shared_experts": draw(st.integers(0, 2)),
-        "tie_word_embeddings": draw(st.booleans()),
-        "attention_bias": draw(st.booleans()),
-        "use_qk_norm": draw(st.booleans()),
-        "partial_rotary_factor": draw(st.sampled_from([0.5, 0.25, 1.0])),
-    }
-    config["num_local_experts" if draw(st.booleans()) else "n_routed_experts"] = E  # Glm4MoeConfig's attribute_map
+    config.update({"hidden_size": A * 2 * draw(st.integers(1, 3)), "num_attention_heads": A, "num_key_value_heads": A_kv,
+                   "use_qk_norm": draw(st.booleans()), "partial_rotary_factor": draw(st.sampled_from([0.5, 0.25, 1.0]))})
     if draw(st.booleans()):
         config["head_dim"] = 2 * draw(st.integers(1, 4))
     return config

@@ -11,7 +11,7 @@ transformers' forward pass fails.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from helpers import ConfigError, count_model, load_config, param_table, parse_config
 from helpers.config import raw_config
@@ -20,7 +20,8 @@ from helpers.memory import Memory, kv_cache_bytes
 from helpers.params import EMBEDDINGS, FEED_FORWARD
 
 from .conftest import (
-    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs, forward_error, hf_model, run_cli,
+    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs,
+    assert_runs_as_transformers, assert_twin_runs_where_transformers_runs, hf_model, run_cli,
 )
 from .strategies import STRATEGIES, TINY
 
@@ -29,16 +30,11 @@ transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
+from .test_family_deepseek_v3 import _expanded  # noqa: E402 -- keys and values as attention uses them
+from .test_family_gpt_oss import RANDOM, table  # noqa: E402
+
 # (name, transformers' total on meta, active with both tables)
 SHIPPED = [("deepseek-v2-lite", 15_706_484_224, 2_661_150_208), ("deepseek-v2", 235_741_434_880, 21_375_800_320)]
-RANDOM = settings(max_examples=15, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow])
-
-
-def table(model) -> list[tuple[str, tuple[int, ...]]]:
-    return [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-
-
 @pytest.mark.parametrize(("name", "total", "active"), SHIPPED)
 def test_published_configs_are_what_transformers_builds(name, total, active):
     c = load_config(name)
@@ -89,21 +85,6 @@ def test_variants_are_what_transformers_builds(change):
         assert not any("experts.gate_up_proj_bias" in n or n.endswith("mlp.gate.bias") for n in names)
 
 
-def _expanded(model) -> list:
-    """Record every layer's keys and values as attention uses them (``expand_kv``'s outputs)."""
-    seen = []
-    for layer in model.model.layers:
-        attn = layer.self_attn
-
-        def wrapped(kv_nope, k_rot, original=attn.expand_kv):
-            keys, values = original(kv_nope, k_rot)
-            seen.append((keys, values))
-            return keys, values
-
-        attn.expand_kv = wrapped
-    return seen
-
-
 @pytest.mark.parametrize(("dtype", "name"), [(torch.float32, "fp32"), (torch.bfloat16, "bf16")])
 @pytest.mark.parametrize("change", [{}, {"q_lora_rank": 12, "topk_method": "greedy", "mlp_bias": True}])
 def test_cache_is_the_latent_and_flops_are_the_counters(dtype, name, change):
@@ -137,15 +118,7 @@ def test_published_cache_per_token():
 @given(raw=STRATEGIES["deepseek_v2"])
 @RANDOM
 def test_random_configs(raw):
-    c = parse_config(raw)
-    assert [(p.name, p.shape) for p in param_table(c)] == table(hf_model(raw))
-    torch.manual_seed(0)
-    model = hf_model(raw, "cpu").eval()
-    assert count_model(c).total == sum(p.numel() for p in model.parameters())
-    for B, S in ((1, 1), (2, 5)):
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            model(torch.zeros(B, S, dtype=torch.long), use_cache=True)
-        assert counter.get_total_flops() == forward_flops(c, B, S).forward
+    assert_runs_as_transformers(raw)  # names, shapes, total; FLOPs and cache bytes after 1 and 5 tokens
 
 
 BAD = [
@@ -194,16 +167,7 @@ def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(w
     raw = {**raw_config("deepseek-v2"), **change}
     assert_counted_as_built(raw)
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
-    twin = {**TINY["deepseek_v2"], **tiny}
-    c = assert_counted_as_built(twin)
-    ran = forward_error(twin, "cpu")
-    if forward is None:
-        assert ran == forward_flops(c, 1, 3).forward
-    else:
-        assert isinstance(ran, Exception)
-        with pytest.raises(ConfigError) as info:
-            c.check_runs()
-        assert info.value.field == forward
+    assert_twin_runs_where_transformers_runs({**TINY["deepseek_v2"], **tiny}, forward)
 
 
 def test_transformers_defaults():

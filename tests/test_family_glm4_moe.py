@@ -13,16 +13,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
-from helpers import ConfigError, count_model, load_config, param_table, parse_config
+from helpers import count_model, load_config, param_table, parse_config
 from helpers.config import raw_config
 from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes
 from helpers.params import EMBEDDINGS, FEED_FORWARD, LM_HEAD, param_layout
 
 from .conftest import (
-    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs, forward_error, hf_model, run_cli,
+    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs,
+    assert_runs_as_transformers, assert_twin_runs_where_transformers_runs, hf_model, run_cli,
 )
 from .strategies import STRATEGIES, TINY
 
@@ -31,21 +32,10 @@ transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
+from .test_family_gpt_oss import RANDOM, real, table  # noqa: E402
+
 RAW = raw_config("glm-4.5")
 TOTAL, ACTIVE = 352_797_814_784, 33_632_251_904  # Glm4MoeForCausalLM on the meta device; k = 8 of 160 experts
-RANDOM = settings(max_examples=15, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow])
-
-
-def table(model) -> list[tuple[str, tuple[int, ...]]]:
-    return [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-
-
-def real(raw: dict):
-    torch.manual_seed(0)
-    return hf_model(raw, "cpu").eval()
-
-
 def test_glm_4_5_is_what_transformers_builds():
     c = load_config("glm-4.5")
     model = hf_model(RAW)
@@ -118,9 +108,12 @@ def test_variants_are_what_transformers_builds(change):
 
 
 def test_head_dim_absent_is_hidden_over_heads():
+    """Without head_dim, H // A (the heads need not divide H): GLM-4.5's 53, odd, half of it rotary: it runs."""
     raw = {key: value for key, value in RAW.items() if key != "head_dim"}
     c = assert_counted_as_built(raw)
-    assert c["d_k"] == 5120 // 96 == 53  # odd, half of it rotary: it runs
+    assert c["d_k"] == 5120 // 96 == 53 and "forward" not in c.cannot_run
+    twin = {key: value for key, value in TINY["glm4_moe"].items() if key != "head_dim"}
+    assert assert_twin_runs_where_transformers_runs({**twin, "hidden_size": 18}, None)["d_k"] == 4
 
 
 @pytest.mark.parametrize("S", [1, 4])
@@ -141,16 +134,7 @@ def test_tiny_flops_and_cache(S, dtype, name):
 @given(raw=STRATEGIES["glm4_moe"])
 @RANDOM
 def test_random_configs(raw):
-    c = parse_config(raw)
-    assert [(p.name, p.shape) for p in param_table(c)] == table(hf_model(raw))
-    model = real(raw)
-    assert count_model(c).total == sum(p.numel() for p in model.parameters())
-    for B, S in ((1, 1), (2, 5)):
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            cache = model(torch.zeros(B, S, dtype=torch.long), use_cache=True).past_key_values
-        assert counter.get_total_flops() == forward_flops(c, B, S).forward
-        held = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
-        assert held == kv_cache_bytes(c, B, S, "fp32")
+    assert_runs_as_transformers(raw)  # names, shapes, total; FLOPs and cache bytes after 1 and 5 tokens
 
 
 BAD = [
@@ -181,25 +165,15 @@ BUILT = [
     ({"head_dim": 3, "partial_rotary_factor": 1.0}, {"head_dim": 3, "partial_rotary_factor": 1.0}, "head_dim"),
     ({"first_k_dense_replace": 93}, {"first_k_dense_replace": 4}, None),  # beyond the depth: every layer dense
     ({"num_experts_per_tok": 0}, {"num_experts_per_tok": 0}, None),  # the router scores, no routed expert runs
-    ({"hidden_size": 5121, "head_dim": None}, {"hidden_size": 18, "head_dim": None}, None),  # H/A need not divide
 ]
 
 
 @pytest.mark.parametrize(("change", "tiny", "forward"), BUILT)
 def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(write_config, change, tiny, forward):
-    raw = {key: value for key, value in {**RAW, **change}.items() if value is not None}
+    raw = {**RAW, **change}
     assert_counted_as_built(raw)
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
-    twin = {key: value for key, value in {**TINY["glm4_moe"], **tiny}.items() if value is not None}
-    c = assert_counted_as_built(twin)
-    ran = forward_error(twin, "cpu")
-    if forward is None:
-        assert ran == forward_flops(c, 1, 3).forward
-    else:
-        assert isinstance(ran, Exception)
-        with pytest.raises(ConfigError) as info:
-            c.check_runs()
-        assert info.value.field == forward
+    assert_twin_runs_where_transformers_runs({**TINY["glm4_moe"], **tiny}, forward)
 
 
 def test_transformers_defaults_and_aliases():

@@ -14,14 +14,15 @@ import json
 
 import pytest
 
-from helpers import ConfigError, count_model, load_config, param_table, parse_config
+from helpers import count_model, load_config, param_table, parse_config
 from helpers.config import MODELS_DIR
 from helpers.count import breakdown
 from helpers.flops import forward_flops, six_n_d, six_n_d_gap
 from helpers.params import param_layout
 
 from .conftest import (
-    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs, forward_error, hf_model, run_cli,
+    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs,
+    assert_twin_runs_where_transformers_runs, hf_model, run_cli,
 )
 from .strategies import TINY
 
@@ -128,16 +129,7 @@ def test_moe_unusual_configs_are_counted_and_refused_only_where_transformers_fai
     raw = {**json.loads((MODELS_DIR / f"{name}.json").read_text()), **change}
     assert_counted_as_built(raw)
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
-    twin = {**TINY[raw["model_type"]], **tiny}
-    c = assert_counted_as_built(twin)
-    ran = forward_error(twin, "cpu")
-    if forward is None:
-        assert ran == forward_flops(c, 1, 3).forward
-    else:
-        assert isinstance(ran, Exception)
-        with pytest.raises(ConfigError) as info:
-            c.check_runs()
-        assert info.value.field == forward
+    assert_twin_runs_where_transformers_runs({**TINY[raw["model_type"]], **tiny}, forward)
 
 
 def test_mixtral_num_experts_alias():
