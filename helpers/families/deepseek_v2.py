@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from ..config import ConfigError, Flag, Size
 from . import deepseek_v3, llama
@@ -54,10 +54,12 @@ _read_cache, _ = llama.hooks(stored_head=None)  # DeepseekV2Config has no window
 
 
 def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
-    """The cache's layers, and ``topk_method`` a string or null, as DeepseekV2Config's strict field requires."""
-    method = raw.get("topk_method")
+    """The cache's layers, and ``topk_method`` a string or null, as DeepseekV2Config's strict field requires; the flag
+    ``group_limited_greedy`` says which router the reference model builds (no tensor depends on it)."""
+    method = raw.get("topk_method", "greedy")
     if method is not None and not isinstance(method, str):
         raise ConfigError("topk_method", f"must be a string ({' or '.join(METHODS)}), got {json.dumps(method)}")
+    cast(dict, flags)["group_limited_greedy"] = method == "group_limited_greedy"
     return _read_cache(raw, sizes, flags)
 
 

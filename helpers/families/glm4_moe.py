@@ -13,7 +13,8 @@ width n_s·I_e). The router picks ``num_experts_per_tok`` k experts among the ``
 groups (each scored by its best two experts), sigmoid scores times ``routed_scaling_factor``: no tensor.
 
 Rotary positions turn only part of each head: R = int(d_k · ``partial_rotary_factor``) dimensions (0.5 by default:
-64 of GLM-4.5's 128; a factor in ``rope_parameters`` wins), an elementwise step, so no FLOP and no parameter.
+64 of GLM-4.5's 128; a factor in ``rope_parameters`` wins; a size of the config, ``R``, though no tensor reads it), an
+elementwise step, so no FLOP and no parameter.
 
 Not counted, on purpose: ``mlp.gate.e_score_correction_bias`` (E per sparse layer, a buffer, as in DeepSeek-V3) and
 the multi-token-prediction layer (``num_nextn_predict_layers``, alias ``num_mtp_layers``): ``Glm4MoeForCausalLM``
@@ -95,11 +96,13 @@ _read_cache, _cache_runs = llama.hooks(stored_head=None)  # Glm4MoeConfig has no
 
 
 def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
-    """The cache's layers, and ``head_dim: null`` refused (the attention reads it as given and fails on None)."""
+    """The cache's layers, R = int(d_k · factor) (the rotary dimensions of a head; transformers turns R rounded up to a
+    pair), and ``head_dim: null`` refused (the attention reads it as given and fails on None)."""
     if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
                                       "num_attention_heads)")
-    rotary_factor(raw)  # a factor that is not a number: the rotary embedding fails to build
+    d_k = sizes.get("d_k", sizes["H"] // sizes["A"])
+    sizes["R"] = int(d_k * rotary_factor(raw))  # the rotary dimensions of a head (a factor not a number: refused)
     return _read_cache(raw, sizes, flags)
 
 
@@ -111,7 +114,7 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
     problems = dict(_cache_runs(raw, sizes, flags))
     problems.pop("forward", None)  # LLaMA's check of the heads is not this model's: the rotary part is partial
     L, A, A_kv, d_k = sizes["L"], sizes["A"], sizes["A_kv"], sizes["d_k"]
-    factor = rotary_factor(raw)
+    factor, R = rotary_factor(raw), sizes["R"]
     if d_k == 0 and L:
         key = "head_dim" if raw.get("head_dim") is not None else "num_attention_heads"
         raise ConfigError(key, "0 dimensions per head: transformers' attention scales its scores by head_dim ** -0.5 "
@@ -120,7 +123,6 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
     if isinstance(given, int) and given > 4 and given % 2 and int(given * factor) == given:
         raise ConfigError("head_dim", f"{given}: rotary embeddings turn pairs of dimensions, an odd head wider than 4 "
                                       "wholly rotated is refused by transformers (validate_rope)")
-    R = int(d_k * factor)
     found: tuple[str, str] | None = None
     if A % A_kv and L:
         found = ("num_key_value_heads", "grouped-query attention shares each key/value head among a whole number of "
