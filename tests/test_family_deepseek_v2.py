@@ -3,7 +3,8 @@
 The shipped configs (``data/models/deepseek-v2-lite.json``, ``deepseek-v2.json``, written from deepseek-ai's published
 ``config.json``) against transformers' class on the meta device, name by name; totals and active parameters against
 the cards' 15.7B / 2.4B and 236B / 21B; the latent cache transformers returns (DeepSeek-V3's); both routers (greedy,
-group-limited greedy) and ``mlp_bias``; random small configs: names, shapes, total and FLOPs equal to
+group-limited greedy) and ``mlp_bias`` (the latent cache of tiny models: ``tests/test_family_deepseek_v3.py``, FLOPs and
+the reference: ``tests/test_family_moe.py``); random small configs: names, shapes, total and FLOPs equal to
 ``FlopCounterMode`` (eager attention and experts); unusual configs counted and refused by flops/memory exactly where
 transformers' forward pass fails.
 """
@@ -16,7 +17,7 @@ from hypothesis import given
 from helpers import ConfigError, count_model, load_config, param_table, parse_config
 from helpers.config import raw_config
 from helpers.flops import forward_flops
-from helpers.memory import Memory, kv_cache_bytes
+from helpers.memory import Memory
 from helpers.params import EMBEDDINGS, FEED_FORWARD
 
 from .conftest import (
@@ -28,9 +29,7 @@ from .strategies import STRATEGIES, TINY
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from .test_family_deepseek_v3 import _expanded  # noqa: E402 -- keys and values as attention uses them
 from .test_family_gpt_oss import RANDOM, table  # noqa: E402
 
 # (name, transformers' total on meta, active with both tables)
@@ -83,29 +82,6 @@ def test_variants_are_what_transformers_builds(change):
         names = {p.name for p in param_table(c)}
         assert {"model.layers.0.mlp.down_proj.bias", "model.layers.1.mlp.shared_experts.gate_proj.bias"} <= names
         assert not any("experts.gate_up_proj_bias" in n or n.endswith("mlp.gate.bias") for n in names)
-
-
-@pytest.mark.parametrize(("dtype", "name"), [(torch.float32, "fp32"), (torch.bfloat16, "bf16")])
-@pytest.mark.parametrize("change", [{}, {"q_lora_rank": 12, "topk_method": "greedy", "mlp_bias": True}])
-def test_cache_is_the_latent_and_flops_are_the_counters(dtype, name, change):
-    """transformers caches DeepSeek-V3's latent: per layer the normalised latent (keys, r_kv) and the shared rotary
-    key (values, d_rope), one head; attention expands them into A heads of d_k keys and d_v values (the full figure).
-    FlopCounterMode, eager attention and experts, equals the engine's FLOPs."""
-    raw = {**TINY["deepseek_v2"], **change}
-    c = parse_config(raw)
-    torch.manual_seed(0)
-    model = hf_model(raw, "cpu").to(dtype).eval()
-    for S in (1, 4):
-        seen = _expanded(model)
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            cache = model(input_ids=torch.randint(0, c["V"], (2, S)), use_cache=True).past_key_values
-        assert counter.get_total_flops() == forward_flops(c, 2, S).forward
-        assert {(tuple(layer.keys.shape), tuple(layer.values.shape)) for layer in cache.layers} == {
-            ((2, 1, S, c["r_kv"]), (2, 1, S, c["d_rope"]))}
-        measured = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
-        assert measured == kv_cache_bytes(c, 2, S, name) == Memory(c, 2, S, name).kv_cache()
-        full = sum(t.numel() * t.element_size() for pair in seen for t in pair)
-        assert len(seen) == c["L"] and full == Memory(c, 2, S, name).kv_cache_full()
 
 
 def test_published_cache_per_token():
