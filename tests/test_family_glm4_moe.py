@@ -169,11 +169,17 @@ BUILT = [
 
 
 @pytest.mark.parametrize(("change", "tiny", "forward"), BUILT)
-def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(write_config, change, tiny, forward):
-    raw = {**RAW, **change}
-    assert_counted_as_built(raw)
-    assert_runs_where_transformers_runs(write_config(raw), forward, None)
+def test_unusual_configs_are_counted_and_refused_only_where_transformers_fails(change, tiny, forward):
+    """transformers builds each: counted tensor by tensor; the engine declines to run it (flops, memory) exactly where
+    its tiny twin's forward pass fails, naming the key, and answers its FLOPs where it runs."""
+    c = assert_counted_as_built({**RAW, **change})
+    assert c.cannot_run.get("forward", (None,))[0] == forward
     assert_twin_runs_where_transformers_runs({**TINY["glm4_moe"], **tiny}, forward)
+
+
+@pytest.mark.parametrize(("change", "forward"), [({"topk_group": 2}, "topk_group"), ({"num_experts_per_tok": 0}, None)])
+def test_the_command_line_refuses_in_one_line_what_cannot_run(write_config, change, forward):
+    assert_runs_where_transformers_runs(write_config({**RAW, **change}), forward, None)
 
 
 def test_transformers_defaults_and_aliases():
