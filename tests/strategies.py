@@ -459,6 +459,33 @@ def deepseek_v2_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def modernbert_configs(draw) -> dict:
+    """ModernBERT: even heads (rotary pairs) dividing H, a padding index inside the table, every bias switch, the
+    window and the global layers' interval, or a drawn layer_types."""
+    A, L = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    V = draw(st.integers(1, 64))
+    config = {
+        "model_type": "modernbert",
+        "vocab_size": V,
+        "pad_token_id": draw(st.one_of(st.none(), st.integers(0, V - 1))),  # its default, 50283, lies outside
+        "hidden_size": A * 2 * draw(st.integers(1, 4)),
+        "num_attention_heads": A,
+        "num_hidden_layers": L,
+        "intermediate_size": draw(st.integers(1, 40)),
+        "local_attention": draw(st.integers(2, 8)),
+    }
+    for key in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"):
+        if draw(st.booleans()):
+            config[key] = draw(st.booleans())
+    if draw(st.booleans()):
+        config["global_attn_every_n_layers"] = draw(st.integers(1, 3))
+    elif draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention"]),
+                                              min_size=L, max_size=L))
+    return config
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -487,6 +514,7 @@ STRATEGIES = {
     "gpt_oss": gpt_oss_configs(),
     "glm4_moe": glm4_moe_configs(),
     "deepseek_v2": deepseek_v2_configs(),
+    "modernbert": modernbert_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -582,6 +610,9 @@ TINY = {
                     "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2, "first_k_dense_replace": 1,
                     "n_group": 4, "topk_group": 2, "topk_method": "group_limited_greedy", "q_lora_rank": None,
                     "kv_lora_rank": 6, "qk_nope_head_dim": 4, "qk_rope_head_dim": 2, "v_head_dim": 3},
+    # ModernBERT: layer 0 global, layers 1 and 2 local (|i − j| ≤ 2: local_attention 4), no biases (its defaults)
+    "modernbert": {"model_type": "modernbert", "vocab_size": 40, "pad_token_id": 0, "hidden_size": 16,
+                   "num_attention_heads": 4, "num_hidden_layers": 3, "intermediate_size": 20, "local_attention": 4},
 }
 
 
@@ -991,6 +1022,31 @@ def wide_deepseek_v2_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def wide_modernbert_configs(draw) -> dict:
+    """ModernBERT: heads that may not divide H or be odd (rotary pairs), head_dim (read by its rotary embedding
+    only), depth 0 (refused by its config), a padding index anywhere, the window as sliding_window (half of it),
+    the global layers' interval (0 included: transformers divides by it), null switches, classifier_pooling."""
+    config = draw(modernbert_configs())
+    config.pop("layer_types", None)
+    if draw(st.integers(0, 5)) == 0:
+        config["num_attention_heads"] = draw(st.integers(1, 5))
+    if draw(st.integers(0, 7)) == 0:
+        config["hidden_size"] = draw(st.integers(0, 24))
+    noise = {**COMMON_NOISE, "pad_token_id": st.one_of(st.none(), st.integers(-2, 4)),
+             "sliding_window": st.sampled_from([None, *range(9)]),
+             "global_attn_every_n_layers": st.sampled_from([None, -1, 0, 1, 2, 3]),
+             "head_dim": st.sampled_from([None, -1, *range(9)]),
+             "classifier_pooling": st.sampled_from(["cls", "mean", "max"]), "global_rope_theta": st.just(1e4)}
+    config["num_hidden_layers"] = L = draw(st.sampled_from([1, 2, 3, 4, 0]))
+    config = draw(_widened(config, {}, (), noise))
+    if draw(st.integers(0, 3)) == 0:  # full and sliding layers; now and then another type, or one layer too many
+        kinds = st.sampled_from(["full_attention", "sliding_attention"] * 4 + ["chunked_attention", "attention"])
+        length = draw(st.sampled_from([L, L, L, L + 1]))
+        config["layer_types"] = draw(st.one_of(st.none(), st.lists(kinds, min_size=length, max_size=length)))
+    return config
+
+
 WIDE.update({
     "llama": wide_llama_configs("llama"),
     "mistral": wide_decoder_configs("mistral"),
@@ -1008,4 +1064,5 @@ WIDE.update({
     "gpt_oss": wide_gpt_oss_configs(),
     "glm4_moe": wide_glm4_moe_configs(),
     "deepseek_v2": wide_deepseek_v2_configs(),
+    "modernbert": wide_modernbert_configs(),
 })

@@ -4,7 +4,9 @@ Introduced in ``00_overview``. A family is described once (:class:`~helpers.fami
 config keys it reads, its tensor layout with each tensor's kind, its parameter formulas, its FLOPs, its KV
 cache, and the transformers and torch-reference classes it mirrors. Counting, FLOPs, memory, the printed
 formulas and the tests all read :data:`FAMILIES`; adding a family is one module here, one line below and
-its ``data/models/`` file (see the README, "Adding a model family").
+its ``data/models/`` file (see the README, "Adding a model family"). ``register`` files the table in
+:mod:`helpers.registry`, where the core (config, params) finds a family without importing this package: the
+layering is one way (``tests/test_imports.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from . import (albert, bert, deepseek_v3, distilbert, electra, gemma, gemma2, gp
                opt, phi3, qwen2, qwen3, qwen3_moe, t5)
 from . import gemma3_text, gpt_oss, olmo2, smollm3  # the 2025 decoders of issue 19
 from . import deepseek_v2, glm4_moe  # issue 19: GLM-4.5 and DeepSeek-V2's first latent attention
+from . import modernbert  # the encoder of 2024 (issue 19)
 from .base import Family, ModelClass
+from ..registry import register
 
 FAMILIES: dict[str, Family] = {
     family.model_type: family
@@ -21,9 +25,11 @@ FAMILIES: dict[str, Family] = {
                    qwen3.QWEN3, qwen3_moe.QWEN3_MOE, phi3.PHI3, gemma.GEMMA, gemma2.GEMMA2, gpt_neox.GPT_NEOX, opt.OPT, t5.T5,
                    bert.XLM_ROBERTA, distilbert.DISTILBERT, electra.ELECTRA, albert.ALBERT, deepseek_v3.DEEPSEEK_V3,
                    olmo2.OLMO2, smollm3.SMOLLM3, gemma3_text.GEMMA3_TEXT, gpt_oss.GPT_OSS,
-                   glm4_moe.GLM4_MOE, deepseek_v2.DEEPSEEK_V2)
+                   glm4_moe.GLM4_MOE, deepseek_v2.DEEPSEEK_V2,
+                   modernbert.MODERNBERT)
 }
 
 SUPPORTED = tuple(FAMILIES)
+FAMILIES = register(FAMILIES)  # filed in helpers.registry, where the core (config, params) finds them: the same table
 
 __all__ = ["FAMILIES", "SUPPORTED", "Family", "ModelClass"]

@@ -48,6 +48,7 @@ from .gpt2 import *  # noqa: F403
 from .gpt_neox import *  # noqa: F403
 from .gpt_oss import *  # noqa: F403
 from .llama import *  # noqa: F403
+from .modernbert import *  # noqa: F403
 from .moe import *  # noqa: F403
 from .olmo2 import *  # noqa: F403
 from .opt import *  # noqa: F403
