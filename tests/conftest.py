@@ -171,6 +171,49 @@ def assert_runs_where_transformers_runs(path: Path, forward: str | None, cache: 
         assert_refused(memory, forward or cache)
 
 
+def assert_twin_runs_where_transformers_runs(twin: dict, forward: str | None):
+    """A tiny twin of an unusual config (a mixture of experts, run for real on the CPU): counted as transformers builds
+    it; where ``forward`` is None its forward pass runs and the engine's FLOPs equal FlopCounterMode's, otherwise the
+    forward pass fails and ``check_runs`` refuses naming ``forward``. Returns the engine's config."""
+    import pytest
+
+    from helpers.config import ConfigError
+    from helpers.flops import forward_flops
+
+    c = assert_counted_as_built(twin)
+    ran = forward_error(twin, "cpu")
+    if forward is None:
+        assert ran == forward_flops(c, 1, 3).forward
+    else:
+        assert isinstance(ran, Exception)
+        with pytest.raises(ConfigError) as info:
+            c.check_runs()
+        assert info.value.field == forward
+    return c
+
+
+def assert_runs_as_transformers(raw: dict, runs: tuple[tuple[int, int], ...] = ((1, 1), (2, 5))):
+    """A small config transformers runs (a mixture of experts: for real, on the CPU): the engine's names, shapes and
+    total are its build's; for each (B, S) of ``runs``, FlopCounterMode's total (eager attention, eager experts) is the
+    engine's forward FLOPs and the bytes its cache holds (fp32) the engine's KV cache. Returns the engine's config."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from helpers.flops import forward_flops
+    from helpers.memory import kv_cache_bytes
+
+    c = assert_counted_as_built(raw)
+    torch.manual_seed(0)
+    model = hf_model(raw, "cpu").eval()
+    for B, S in runs:
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            cache = model(torch.zeros(B, S, dtype=torch.long), use_cache=True).past_key_values
+        assert counter.get_total_flops() == forward_flops(c, B, S).forward
+        held = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+        assert held == kv_cache_bytes(c, B, S, "fp32")
+    return c
+
+
 def assert_answered_where_transformers_runs(raw: dict, path: Path, forward: str | None, cache: str | None) -> None:
     """A config transformers builds: ``count`` equals its build; on 1 × 3 tokens the engine's FLOPs equal
     FlopCounterMode's where transformers' forward pass runs, and it fails where ``forward`` or ``cache`` names a key;

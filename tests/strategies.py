@@ -459,6 +459,50 @@ def qwen3_next_configs(draw) -> dict:
 
 
 @st.composite
+def glm4_moe_configs(draw) -> dict:
+    """GLM-4.5: DeepSeek-V3's routing (L_f dense layers, E experts in g groups of at least 2, shared experts) under GQA
+    with a head_dim of its own or H/A, q/k/v biases, QK-norm or not, a partial rotary share; every config one
+    transformers' forward pass runs."""
+    config = {**draw(deepseek_v3_configs()), "model_type": "glm4_moe"}
+    for key in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+        del config[key]  # the latent attention's
+    A_kv = draw(st.integers(1, 3))
+    A = A_kv * draw(st.integers(1, 2))
+    config.update({"hidden_size": A * 2 * draw(st.integers(1, 3)), "num_attention_heads": A, "num_key_value_heads": A_kv,
+                   "use_qk_norm": draw(st.booleans()), "partial_rotary_factor": draw(st.sampled_from([0.5, 0.25, 1.0]))})
+    if draw(st.booleans()):
+        config["head_dim"] = 2 * draw(st.integers(1, 4))
+    return config
+
+
+@st.composite
+def deepseek_v2_configs(draw) -> dict:
+    """DeepSeek-V2: DeepSeek-V3's latent attention (heads dividing H, as DeepseekV2Config requires; d_nope and r_kv
+    even), mlp_bias, greedy
+    or group-limited routing (groups of one expert route: a group is scored by its best one); every config
+    transformers' forward pass runs."""
+    config = {**draw(deepseek_v3_configs()), "model_type": "deepseek_v2"}
+    A = config["num_attention_heads"]
+    config["hidden_size"] = A * draw(st.integers(1, 6))
+    E = config.pop("num_local_experts", None) or config.pop("n_routed_experts")
+    config["num_experts" if draw(st.booleans()) else "n_routed_experts"] = E  # DeepseekV2Config's attribute_map
+    config["mlp_bias"] = draw(st.booleans())
+    # the rotary parts start after d_nope and r_kv values: even, or transformers' complex view fails in fp32
+    config["qk_nope_head_dim"], config["kv_lora_rank"] = 2 * draw(st.integers(1, 3)), 2 * draw(st.integers(1, 4))
+    if draw(st.booleans()):
+        config["topk_method"] = "greedy"
+        config["num_experts_per_tok"] = draw(st.integers(1, E))
+        for key in ("n_group", "topk_group"):
+            if draw(st.booleans()):
+                del config[key]  # greedy routing never reads them
+    else:
+        config["topk_method"] = "group_limited_greedy"
+        g = draw(st.sampled_from([g for g in (1, 2, 3, 6) if E % g == 0]))
+        config["n_group"], config["topk_group"] = g, draw(st.integers(1, g))
+    return config
+
+
+@st.composite
 def modernbert_configs(draw) -> dict:
     """ModernBERT: even heads (rotary pairs) dividing H, a padding index inside the table, every bias switch, the
     window and the global layers' interval, or a drawn layer_types."""
@@ -557,6 +601,8 @@ STRATEGIES = {
     "gemma3_text": gemma3_text_configs(),
     "gpt_oss": gpt_oss_configs(),
     "qwen3_next": qwen3_next_configs(),
+    "glm4_moe": glm4_moe_configs(),
+    "deepseek_v2": deepseek_v2_configs(),
     "modernbert": modernbert_configs(),
     "gemma3": gemma3_configs(),
     "qwen2_5_vl": qwen2_5_vl_configs(),
@@ -649,6 +695,21 @@ TINY = {
                    "num_experts_per_tok": 2, "mlp_only_layers": [0], "linear_num_key_heads": 2,
                    "linear_num_value_heads": 4, "linear_key_head_dim": 6, "linear_value_head_dim": 5,
                    "linear_conv_kernel_dim": 3},
+    # GLM-4.5: layer 0 dense, layers 1 and 2 sparse (8 experts in 2 groups, 1 kept, 2 per token, 1 shared); q/k/v
+    # biases and QK-norm, head_dim 6 against H/A = 4, half of it rotary; I_e = 8 (the CPU's grouped_mm wants rows of a
+    # multiple of 16 bytes)
+    "glm4_moe": {"model_type": "glm4_moe", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                 "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20,
+                 "moe_intermediate_size": 8, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1,
+                 "first_k_dense_replace": 1, "n_group": 2, "topk_group": 1, "attention_bias": True,
+                 "use_qk_norm": True},
+    # DeepSeek-V2-Lite's plan: no query compression (q_lora_rank null), layer 0 dense, layers 1 and 2 sparse (8
+    # experts in 4 groups, 2 kept, 2 per token, 2 shared), a latent r_kv = 6, d_k = 4 + 2 against d_v = 3
+    "deepseek_v2": {"model_type": "deepseek_v2", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_hidden_layers": 3, "intermediate_size": 20, "moe_intermediate_size": 8,
+                    "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2, "first_k_dense_replace": 1,
+                    "n_group": 4, "topk_group": 2, "topk_method": "group_limited_greedy", "q_lora_rank": None,
+                    "kv_lora_rank": 6, "qk_nope_head_dim": 4, "qk_rope_head_dim": 2, "v_head_dim": 3},
     # ModernBERT: layer 0 global, layers 1 and 2 local (|i − j| ≤ 2: local_attention 4), no biases (its defaults)
     "modernbert": {"model_type": "modernbert", "vocab_size": 40, "pad_token_id": 0, "hidden_size": 16,
                    "num_attention_heads": 4, "num_hidden_layers": 3, "intermediate_size": 20, "local_attention": 4},
@@ -1074,6 +1135,51 @@ def wide_qwen3_next_configs(draw) -> dict:
 
 
 @st.composite
+def wide_glm4_moe_configs(draw) -> dict:
+    """GLM-4.5: the shared keys (head_dim null, 0, odd or free of H/A; heads not dividing H), q/k/v biases, QK-norm,
+    a rotary share (null: the whole head; 1.0 wholly rotary, odd heads included), the router's groups free (configs
+    its forward cannot route included), L_f beyond the depth, aliases, the MTP layers (never built)."""
+    config = draw(wide_decoder_configs("glm4_moe"))
+    L = config["num_hidden_layers"]
+    g = draw(st.integers(1, 3))
+    E = draw(st.sampled_from([g * draw(st.integers(1, 3)), draw(st.integers(1, 6))]))
+    config[draw(st.sampled_from(["n_routed_experts", "num_local_experts"]))] = E
+    config.update({"moe_intermediate_size": draw(st.integers(1, 12)), "first_k_dense_replace": draw(st.integers(0, L + 1)),
+                   "n_group": g, "topk_group": draw(st.integers(1, g + 1)),
+                   "num_experts_per_tok": draw(st.integers(0, E + 1)), "n_shared_experts": draw(st.integers(0, 2))})
+    for key in ("attention_bias", "use_qk_norm", "norm_topk_prob"):
+        _put(draw, config, key, st.booleans(), null=False)
+    _put(draw, config, "partial_rotary_factor", st.sampled_from([0.5, 0.25, 1.0]))
+    for key, values in (("num_nextn_predict_layers", st.integers(0, 2)), ("routed_scaling_factor", st.just(2.5))):
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    return config
+
+
+@st.composite
+def wide_deepseek_v2_configs(draw) -> dict:
+    """DeepSeek-V2: DeepSeek-V3's whole space (heads that need not divide H: DeepseekV2Config refuses them), d_rope and
+    d_v of 0, mlp_bias, either router or an unknown method, k, n_group and topk_group null or absent."""
+    config = {**draw(wide_deepseek_v3_configs()), "model_type": "deepseek_v2"}
+    E = config.pop("num_local_experts", None)
+    if E is not None:
+        config[draw(st.sampled_from(["n_routed_experts", "num_experts"]))] = E
+    if draw(st.integers(0, 3)) == 0:
+        config["qk_rope_head_dim"] = draw(st.sampled_from([0, 1, 3]))
+    if draw(st.integers(0, 4)) == 0:
+        config["v_head_dim"] = 0
+    _put(draw, config, "mlp_bias", st.booleans(), null=False)
+    _put(draw, config, "topk_method", st.sampled_from(["greedy", "group_limited_greedy", "noaux_tc"]))
+    for key in ("num_experts_per_tok", "n_group", "topk_group"):
+        if draw(st.integers(0, 4)) == 0:
+            if draw(st.booleans()):
+                config[key] = None
+            else:
+                config.pop(key)  # absent: its default, null
+    return config
+
+
+@st.composite
 def wide_modernbert_configs(draw) -> dict:
     """ModernBERT: heads that may not divide H or be odd (rotary pairs), head_dim (read by its rotary embedding
     only), depth 0 (refused by its config), a padding index anywhere, the window as sliding_window (half of it),
@@ -1173,6 +1279,8 @@ WIDE.update({
     "gemma3_text": wide_gemma3_text_configs(),
     "gpt_oss": wide_gpt_oss_configs(),
     "qwen3_next": wide_qwen3_next_configs(),
+    "glm4_moe": wide_glm4_moe_configs(),
+    "deepseek_v2": wide_deepseek_v2_configs(),
     "modernbert": wide_modernbert_configs(),
     "gemma3": wide_gemma3_configs(),
     "qwen2_5_vl": wide_qwen2_5_vl_configs(),

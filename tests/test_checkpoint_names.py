@@ -27,7 +27,9 @@ transformers.logging.set_verbosity_error()
 NAMED = [t for t, f in FAMILIES.items() if f.checkpoint_names is not None]
 # (family, the MoE block's name on disk, the experts' gate, up and down projections on disk)
 ON_DISK = {"mixtral": ("block_sparse_moe", "w1", "w3", "w2"), "qwen3_moe": ("mlp", "gate_proj", "up_proj", "down_proj"),
-           "deepseek_v3": ("mlp", "gate_proj", "up_proj", "down_proj")}
+           "deepseek_v3": ("mlp", "gate_proj", "up_proj", "down_proj"),
+           "glm4_moe": ("mlp", "gate_proj", "up_proj", "down_proj"),
+           "deepseek_v2": ("mlp", "gate_proj", "up_proj", "down_proj")}
 
 
 def test_the_mixtures_declare_their_checkpoint_names():
@@ -39,7 +41,9 @@ def test_the_mixtures_declare_their_checkpoint_names():
 @pytest.mark.parametrize("name", [None, "Model", "ForSequenceClassification"])
 def test_both_namings_hold_the_same_parameters(model_type, name):
     family = FAMILIES[model_type]
-    model_class = None if name is None else next(n for n in family.class_names if n.endswith(name))
+    model_class = None if name is None else next((n for n in family.class_names if n.endswith(name)), "")
+    if model_class == "":
+        pytest.skip(f"transformers has no {name} class for {model_type}")  # GLM-4.5: the causal LM and its base only
     c = parse_config(TINY[model_type], model_class=model_class)
     fused, on_disk = param_table(c), checkpoint_layout(c).expand()
     assert len(on_disk) > len(fused)
@@ -59,7 +63,7 @@ def test_transformers_loads_a_checkpoint_written_under_our_names(model_type, tmp
         built = getattr(transformers, c.architecture)(config)
     buffers = {n: t.shape for n, t in built.state_dict().items() if n not in dict(built.named_parameters())}
     state.update({n: torch.zeros(shape) for n, shape in buffers.items()})
-    assert model_type != "deepseek_v3" or buffers
+    assert model_type not in ("deepseek_v3", "glm4_moe") or buffers
     config.save_pretrained(tmp_path)
     safetensors_torch.save_file(state, str(tmp_path / "model.safetensors"))
     model, info = getattr(transformers, c.architecture).from_pretrained(tmp_path, output_loading_info=True)

@@ -1,4 +1,4 @@
-"""The KV cache of the LLaMA-like decoders and DeepSeek-V3 == what transformers' ``DynamicCache`` holds, on the wide configs.
+"""The KV cache of the LLaMA-like decoders, DeepSeek-V3, V2 and GLM-4.5 == what transformers' ``DynamicCache`` holds.
 
 For every config of :data:`tests.strategies.WIDE` of these families (windows, chunks, ``layer_types``, windows of 1,
 null windows, key/value heads that do not divide the query heads ...) that transformers builds: either its forward
@@ -25,7 +25,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
 
-DECODERS = ["llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "phi3", "gemma", "gemma2", "deepseek_v3"]
+DECODERS = ["llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "phi3", "gemma", "gemma2", "deepseek_v3",
+            "glm4_moe", "deepseek_v2"]
 CACHE = settings(max_examples=8, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 

@@ -75,6 +75,11 @@ def test_every_family_is_present_everywhere(model_type):
     # parameter formulas (count_model checks them against the tensors), FLOP formulas with attention scores
     count_model(c)
     assert ATTENTION_SCORES in flop_formulas(c)
+    if "forward" in c.cannot_run:  # DeepseekV2Config's own defaults (no k) cannot run in transformers either
+        assert model_type == "deepseek_v2", c.cannot_run
+        with pytest.raises(ConfigError):
+            forward_flops(c, 1, 4)
+        c = parse_config({"model_type": model_type, "num_experts_per_tok": 6})  # DeepSeek-V2's k: the rest runs
     forward_flops(c, 1, 4)
     # a decoder has a KV cache; an encoder none
     causal = family.architecture.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration"))

@@ -128,11 +128,15 @@ def _expanded(model) -> list:
 
 
 @pytest.mark.parametrize(("dtype", "name"), [(torch.float32, "fp32"), (torch.bfloat16, "bf16")])
-@pytest.mark.parametrize("change", [{}, {"q_lora_rank": None}])
-def test_cache_is_the_latent_transformers_returns(dtype, name, change):
+@pytest.mark.parametrize(("model_type", "change"), [
+    ("deepseek_v3", {}), ("deepseek_v3", {"q_lora_rank": None}),
+    ("deepseek_v2", {}), ("deepseek_v2", {"q_lora_rank": 12, "topk_method": "greedy", "mlp_bias": True}),
+])
+def test_cache_is_the_latent_transformers_returns(dtype, name, model_type, change):
     """transformers caches, per layer, the latent (keys, r_kv wide) and the shared rotary key (values, d_rope), one
-    head; attention then expands them into A heads of keys (d_k) and values (d_v): what the full figure counts."""
-    raw = {**TINY["deepseek_v3"], **change}
+    head; attention then expands them into A heads of keys (d_k) and values (d_v): what the full figure counts.
+    DeepSeek-V2's class caches the same (its tiny config: no query compression, as V2-Lite)."""
+    raw = {**TINY[model_type], **change}
     c = parse_config(raw)
     torch.manual_seed(0)
     model = hf_model(raw, "cpu").to(dtype).eval()

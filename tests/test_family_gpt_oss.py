@@ -14,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 
 from helpers import count_model, load_config, param_table, parse_config
 from helpers.config import raw_config
-from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes
 
-from .conftest import hf_model
+from .conftest import assert_runs_as_transformers, hf_model
 from .strategies import STRATEGIES, TINY
 
 torch = pytest.importorskip("torch")
@@ -100,9 +99,4 @@ def test_tiny_cache_keeps_window_minus_one_tokens_on_windowed_layers(S):
 @given(raw=STRATEGIES["gpt_oss"])
 @RANDOM
 def test_random_configs(raw):
-    c = parse_config(raw)
-    assert [(p.name, p.shape) for p in param_table(c)] == table(hf_model(raw))
-    model = real(raw)
-    assert count_model(c).total == sum(p.numel() for p in model.parameters())
-    for B, S in ((1, 1), (2, 5)):
-        assert measured_flops(model, B, S) == forward_flops(c, B, S).forward
+    assert_runs_as_transformers(raw)  # names, shapes, total; FLOPs and cache bytes after 1 and 5 tokens

@@ -14,14 +14,15 @@ import json
 
 import pytest
 
-from helpers import ConfigError, count_model, load_config, param_table, parse_config
+from helpers import count_model, load_config, param_table, parse_config
 from helpers.config import MODELS_DIR
 from helpers.count import breakdown
 from helpers.flops import forward_flops, six_n_d, six_n_d_gap
 from helpers.params import param_layout
 
 from .conftest import (
-    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs, forward_error, hf_model, run_cli,
+    assert_counted_as_built, assert_refused, assert_runs_where_transformers_runs,
+    assert_twin_runs_where_transformers_runs, hf_model, run_cli,
 )
 from .strategies import TINY
 
@@ -74,7 +75,9 @@ _DEEPSEEK = json.loads((MODELS_DIR / "deepseek-v3.json").read_text())
 # rotary scaling (no matmul)
 TINY_CASES = [("mixtral", {}), ("qwen3_moe", {}), ("gpt_oss", {}), ("deepseek_v3", {}),
               ("deepseek_v3", {"q_lora_rank": None, "attention_bias": True}),
-              ("deepseek_v3", {"rope_scaling": _DEEPSEEK["rope_scaling"], "rope_theta": _DEEPSEEK["rope_theta"]})]
+              ("deepseek_v3", {"rope_scaling": _DEEPSEEK["rope_scaling"], "rope_theta": _DEEPSEEK["rope_theta"]}),
+              ("glm4_moe", {}), ("glm4_moe", {"use_qk_norm": False, "attention_bias": False, "partial_rotary_factor": 1.0}),
+              ("deepseek_v2", {}), ("deepseek_v2", {"topk_method": "greedy", "mlp_bias": True, "q_lora_rank": 12})]
 
 
 @pytest.mark.parametrize(("model_type", "change"), TINY_CASES)
@@ -97,6 +100,21 @@ def test_tiny_real_moe_flops_and_reference(model_type, change, B, S):
     gap = six_n_d_gap(flops)
     assert gap["routed experts a token does not use"] == 6 * B * S * (count_model(c).total - count_model(c).active)
     assert sum(gap.values()) == six_n_d(c, B, S) - flops.training
+
+
+@pytest.mark.parametrize(("model_type", "change"), [case for case in TINY_CASES if case[0] in ("glm4_moe", "deepseek_v2")])
+def test_the_reference_computes_what_transformers_computes(model_type, change):
+    """GLM-4.5's and DeepSeek-V2's plain-torch models, given transformers' weights, give its logits (the RMSNorms'
+    epsilon, a constant the reference fixes at 1e-6, set alike): the same routing, rotation and attention."""
+    raw = {**TINY[model_type], **change, "rms_norm_eps": 1e-6}
+    c = parse_config(raw)
+    torch.manual_seed(0)
+    model = hf_model(raw, "cpu").eval()
+    ref = torch_ref.build(c, "cpu").eval()
+    ref.load_state_dict(model.state_dict())  # the same names: every parameter and buffer
+    input_ids = torch.randint(0, c["V"], (2, 5))
+    with torch.no_grad():
+        torch.testing.assert_close(ref(input_ids), model(input_ids).logits, rtol=1e-5, atol=1e-5)
 
 
 # (model, change, its tiny twin's change, the key flops and memory refuse; None: they answer)
@@ -128,16 +146,7 @@ def test_moe_unusual_configs_are_counted_and_refused_only_where_transformers_fai
     raw = {**json.loads((MODELS_DIR / f"{name}.json").read_text()), **change}
     assert_counted_as_built(raw)
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
-    twin = {**TINY[raw["model_type"]], **tiny}
-    c = assert_counted_as_built(twin)
-    ran = forward_error(twin, "cpu")
-    if forward is None:
-        assert ran == forward_flops(c, 1, 3).forward
-    else:
-        assert isinstance(ran, Exception)
-        with pytest.raises(ConfigError) as info:
-            c.check_runs()
-        assert info.value.field == forward
+    assert_twin_runs_where_transformers_runs({**TINY[raw["model_type"]], **tiny}, forward)
 
 
 def test_mixtral_num_experts_alias():

@@ -54,7 +54,7 @@ router on every token.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
 from ..params import (
@@ -91,38 +91,82 @@ def _attention(c: ModelConfig) -> list[Param]:
     return rows
 
 
-def _swiglu(prefix: str, H: int, width: int, symbol: str) -> list[Param]:
-    """``gate_proj``, ``up_proj`` (width × H) and ``down_proj`` (H × width) of a ``DeepseekV3MLP``."""
-    return [Param.matrix(f"{prefix}.gate_proj.weight", (width, H), FEED_FORWARD, f"{symbol}*H"),
-            Param.matrix(f"{prefix}.up_proj.weight", (width, H), FEED_FORWARD, f"{symbol}*H"),
-            Param.matrix(f"{prefix}.down_proj.weight", (H, width), FEED_FORWARD, f"H*{symbol}")]
+def swiglu(prefix: str, H: int, width: int, symbol: str, bias: bool = False) -> list[Param]:
+    """``gate_proj``, ``up_proj`` (width × H) and ``down_proj`` (H × width) of a ``DeepseekV3MLP``, each followed by
+    its bias when ``bias`` (DeepSeek-V2's ``mlp_bias``, on its dense layers' SwiGLU and its shared experts').
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    params = []
+    for proj, shape, formula, out in (("gate_proj", (width, H), f"{symbol}*H", (width, symbol)),
+                                      ("up_proj", (width, H), f"{symbol}*H", (width, symbol)),
+                                      ("down_proj", (H, width), f"H*{symbol}", (H, "H"))):
+        params.append(Param.matrix(f"{prefix}.{proj}.weight", shape, FEED_FORWARD, formula))
+        if bias:
+            params.append(Param.bias(f"{prefix}.{proj}.bias", (out[0],), FEED_FORWARD, out[1]))
+    return params
 
 
-def _moe(c: ModelConfig) -> list[Param]:
-    """A sparse layer's ``DeepseekV3MoE``: the routed experts (fused), the router, the shared experts."""
+def moe(c: ModelConfig) -> list[Param]:
+    """A sparse layer's ``DeepseekV3MoE`` (and GLM-4.5's, DeepSeek-V2's): the routed experts (fused), the router, the
+    shared experts (with biases under DeepSeek-V2's ``mlp_bias``).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
     H, I_e, E = c["H"], c["I_e"], c["E"]
     return [Param.experts("mlp.experts.gate_up_proj", (E, 2 * I_e, H), FEED_FORWARD, "2*E*I_e*H"),
             Param.experts("mlp.experts.down_proj", (E, H, I_e), FEED_FORWARD, "E*H*I_e"),
             Param.matrix("mlp.gate.weight", (E, H), FEED_FORWARD, "E*H"),
-            *_swiglu("mlp.shared_experts", H, c["n_s"] * I_e, "n_s*I_e")]
+            *swiglu("mlp.shared_experts", H, c["n_s"] * I_e, "n_s*I_e", c.flags.get("mlp_bias", False))]
 
 
-def _layout(c: ModelConfig) -> Layout:
-    """Token table, L_f dense layers, L − L_f sparse layers, the final norm and the head (untied unless tied)."""
-    H, L, L_f = c["H"], c["L"], c["L_f"]
-    norms = [Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
-             Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
-    dense = _attention(c) + _swiglu("mlp", H, c["I"], "I") + norms
-    sparse = _attention(c) + _moe(c) + norms
+def dense_then_sparse(c: ModelConfig, dense: list[Param], sparse: list[Param]) -> Layout:
+    """LLaMA's token table, final norm and head around L_f ``dense`` layers, then L − L_f ``sparse`` ones
+    (``first_k_dense_replace``): DeepSeek-V3's, DeepSeek-V2's and GLM-4.5's stack.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    L, L_f = c["L"], c["L_f"]
     head, _, tail = llama.decoder_layout(c, dense).blocks  # LLaMA's token table, final norm and lm_head
     layers = [Block("model.layers.{i}.", tuple(params), run)
               for params, run in ((dense, range(0, L_f)), (sparse, range(L_f, L))) if len(run)]
     return Layout((head, *layers, tail))
 
 
-def _per_layer(c: ModelConfig, dense: str, sparse: str) -> str:
-    """``dense`` in each of the L_f first layers, ``sparse`` in each of the L − L_f others."""
+def _layout(c: ModelConfig) -> Layout:
+    """Token table, L_f dense layers, L − L_f sparse layers, the final norm and the head (untied unless tied)."""
+    H = c["H"]
+    norms = [Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
+             Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
+    dense = _attention(c) + swiglu("mlp", H, c["I"], "I", c.flags.get("mlp_bias", False)) + norms
+    return dense_then_sparse(c, dense, _attention(c) + moe(c) + norms)
+
+
+def per_layer(c: ModelConfig, dense: str, sparse: str) -> str:
+    """``dense`` in each of the L_f first layers, ``sparse`` in each of the L − L_f others.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
     return mixed_stack(c["L"], c["L_f"], dense, sparse, "L_f", "(L - L_f)")
+
+
+def feed_forward(c: ModelConfig) -> str:
+    """The feed-forward parameters of the dense and sparse layers: every routed expert counted, the router, the shared
+    experts (their biases, and the dense SwiGLU's, under DeepSeek-V2's ``mlp_bias``).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    if c.flags.get("mlp_bias", False):
+        return per_layer(c, "3*H*I + 2*I + H", "3*E*H*I_e + E*H + 3*n_s*H*I_e + 2*n_s*I_e + H")
+    return per_layer(c, "3*H*I", "3*E*H*I_e + E*H + 3*n_s*H*I_e")
+
+
+def feed_forward_flops(c: ModelConfig) -> str:
+    """Forward FLOPs of the feed-forward: each sparse layer's k routed experts per token, its shared experts and router.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    return per_layer(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H + 6*B*S*n_s*H*I_e")
 
 
 def _attention_matrices(c: ModelConfig) -> str:
@@ -141,7 +185,7 @@ def _formulas(c: ModelConfig) -> dict[str, str]:
     result = {
         EMBEDDINGS: "V*H",
         ATTENTION: f"L*({attention})",
-        FEED_FORWARD: _per_layer(c, "3*H*I", "3*E*H*I_e + E*H + 3*n_s*H*I_e"),
+        FEED_FORWARD: feed_forward(c),
         LAYER_NORM: f"L*(2*H + {'r_q + ' if lora else ''}r_kv) + H",
     }
     if not c.flags["tie_word_embeddings"]:
@@ -156,7 +200,7 @@ def _flops(c: ModelConfig) -> dict[str, str]:
         EMBEDDINGS: "0",
         ATTENTION_PROJECTIONS: f"2*L*B*S*({_attention_matrices(c)})",
         ATTENTION_SCORES: "2*L*B*S**2*A*(d_k + d_v)",  # QKᵀ over d_k, then the weights times V over d_v
-        FEED_FORWARD: _per_layer(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H + 6*B*S*n_s*H*I_e"),
+        FEED_FORWARD: feed_forward_flops(c),
         LAYER_NORM: "0",
         LM_HEAD: "2*B*S*V*H",
     }
@@ -176,11 +220,18 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
 _read, _window_runs = llama.hooks(stored_head=None)  # DeepseekV3Config has no window keys; as written, the cache follows them
 
 
-def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
+def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
+         router: Callable[[Mapping[str, Any], Mapping[str, int]], tuple[str, str] | None] | None = None,
+         ) -> dict[str, tuple[str, str]]:
     """What transformers builds but cannot run: key/value heads with ``A // A_kv ≠ 1`` (its ``repeat_kv`` repeats the
-    A re-projected heads A // A_kv times), an odd d_rope, and a router that cannot route (k > E, k_g > g, g not
-    dividing E, groups of fewer than 2 experts) where a layer is sparse. More experts per token than the kept
-    groups hold runs: the masked scores are −∞ and ``topk`` still picks k experts."""
+    A re-projected heads A // A_kv times), an odd (or, DeepSeek-V2, 0-wide) d_rope, keys and values re-projected
+    0 wide (DeepSeek-V2: d_nope = d_v = 0), and a router that cannot route
+    where a layer is sparse: ``router(raw, sizes)`` (DeepSeek-V2's), by default :func:`router_problem` (k > E,
+    k_g > g, g not dividing E, groups of fewer than 2 experts). More experts per token than the kept groups hold
+    runs: the masked scores are −∞ and ``topk`` still picks k experts.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
     problems = dict(_window_runs(raw, sizes, flags))
     problems.pop("forward", None)  # LLaMA's check of the heads is not this model's
     A, A_kv = sizes["A"], sizes["A_kv"]
@@ -189,23 +240,38 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
         found = ("num_key_value_heads", f"{A_kv} against num_attention_heads = {A}: transformers repeats each of the "
                                         f"{A} heads' keys num_attention_heads // num_key_value_heads = {A // A_kv} times "
                                         "and its forward pass fails unless that is 1")
-    elif sizes["d_rope"] % 2 and sizes["L"]:
-        found = ("qk_rope_head_dim", f"must be even (rotary embeddings turn pairs of dimensions), got {sizes['d_rope']}")
+    elif (sizes["d_rope"] % 2 or not sizes["d_rope"]) and sizes["L"]:
+        found = ("qk_rope_head_dim", f"must be even and positive (rotary embeddings turn pairs of dimensions), got "
+                                     f"{sizes['d_rope']}")
+    elif sizes["d_nope"] + sizes["d_v"] == 0 and sizes["L"]:  # DeepSeek-V2 accepts a d_v of 0
+        found = ("v_head_dim", "0, with qk_nope_head_dim = 0: kv_b_proj re-projects the latent into heads 0 wide, "
+                               "which transformers' forward pass cannot split")
     elif sizes["L_f"] < sizes["L"]:  # a sparse layer routes
-        E, k, g, k_g = sizes["E"], sizes["k"], sizes["g"], sizes["k_g"]
-        if k > E:
-            found = ("num_experts_per_tok", f"{k} experts per token, but only n_routed_experts = {E} experts")
-        elif k_g > g:
-            found = ("topk_group", f"{k_g} groups kept, but only n_group = {g} groups")
-        elif E % g:
-            found = ("n_group", f"the router splits the experts into equal groups: n_routed_experts = {E} is not "
-                                f"divisible by n_group = {g}")
-        elif E // g < 2:
-            found = ("n_group", f"groups of {E // g} expert (n_routed_experts = {E} in {g} groups): the router scores a "
-                                "group by its best two experts")
+        found = router(raw, sizes) if router is not None else router_problem(sizes)
     if found is not None:
         problems["forward"] = found
     return problems
+
+
+def router_problem(sizes: Mapping[str, int], best: int = 2) -> tuple[str, str] | None:
+    """What stops the group-limited router of a sparse layer, as ``(key, why)``: k > E, k_g > g, g not dividing E,
+    groups of fewer than ``best`` experts (DeepSeek-V3 and GLM-4.5 score a group by its best two; DeepSeek-V2 by its
+    best one, ``best=1``); None: it routes.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    E, k, g, k_g = sizes["E"], sizes["k"], sizes["g"], sizes["k_g"]
+    if k > E:
+        return ("num_experts_per_tok", f"{k} experts per token, but only n_routed_experts = {E} experts")
+    if k_g > g:
+        return ("topk_group", f"{k_g} groups kept, but only n_group = {g} groups")
+    if E % g:
+        return ("n_group", f"the router splits the experts into equal groups: n_routed_experts = {E} is not "
+                           f"divisible by n_group = {g}")
+    if E // g < best:
+        return ("n_group", f"groups of {E // g} expert (n_routed_experts = {E} in {g} groups): the router scores a "
+                           f"group by its best {'two experts' if best == 2 else 'expert'}")
+    return None
 
 
 def _kv_cache(c: ModelConfig) -> str:
@@ -248,7 +314,7 @@ DEEPSEEK_V3 = Family(
            Flag("norm_topk_prob", True, nullable=True)),  # a ``bool | None`` field: null reads as true's role, no tensor
     derive=_derive,
     read=_read,
-    runs=_runs,
+    runs=runs,
     heads_divide_hidden="never",  # the projections are A·d_k and A·d_v wide, whatever H is
     pad_token_id=None,
     layout=_layout,

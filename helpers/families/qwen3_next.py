@@ -47,7 +47,7 @@ from ..params import (
 )
 from . import llama, qwen3_moe
 from .base import Family, StateTerm, mixed_stack
-from .deepseek_v3 import _swiglu
+from .deepseek_v3 import swiglu
 from .heads import decoder_classes, expand_experts
 from .llama import FULL
 
@@ -181,7 +181,7 @@ def _moe(c: ModelConfig) -> list[Param]:
     """A sparse layer's ``Qwen3NextSparseMoeBlock``: the router, the fused experts, the shared expert and its gate."""
     H = c["H"]
     experts, router = qwen3_moe._experts(c)[:2], qwen3_moe._experts(c)[2:]
-    return [*router, *experts, *_swiglu("mlp.shared_expert", H, c["I_s"], "I_s"),
+    return [*router, *experts, *swiglu("mlp.shared_expert", H, c["I_s"], "I_s"),
             Param.matrix("mlp.shared_expert_gate.weight", (1, H), FEED_FORWARD, "H")]
 
 
@@ -193,7 +193,7 @@ def layout(c: ModelConfig) -> Layout:
     """
     H = c["H"]
     mixers = {0: [], 1: _linear_attention(c), 2: _gated_attention(c)}
-    mlps = {False: _swiglu("mlp", H, c["I"], "I"), True: _moe(c)}
+    mlps = {False: swiglu("mlp", H, c["I"], "I"), True: _moe(c)}
     norms = [Param.norm("input_layernorm.weight", (H,), LAYER_NORM, "H"),
              Param.norm("post_attention_layernorm.weight", (H,), LAYER_NORM, "H")]
     head, _, tail = llama.decoder_layout(c, norms).blocks  # LLaMA's token table, final norm and lm_head

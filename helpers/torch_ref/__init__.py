@@ -38,11 +38,13 @@ from .blocks import (Attention, CausalLM, DecoderLayer, DecoderModel, RMSNorm, S
 # the registry: one line per family module
 from .albert import *  # noqa: F403
 from .bert import *  # noqa: F403
+from .deepseek_v2 import *  # noqa: F403
 from .deepseek_v3 import *  # noqa: F403
 from .distilbert import *  # noqa: F403
 from .gemma import *  # noqa: F403
 from .gemma3 import *  # noqa: F403
 from .gemma3_text import *  # noqa: F403
+from .glm4_moe import *  # noqa: F403
 from .gpt2 import *  # noqa: F403
 from .gpt_neox import *  # noqa: F403
 from .gpt_oss import *  # noqa: F403

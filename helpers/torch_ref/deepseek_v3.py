@@ -3,6 +3,8 @@ experts chosen within groups."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -67,6 +69,21 @@ class DeepseekV3MLP(SwiGLU):
     """A SwiGLU of a given width: the dense layers' (I), or the shared experts' (n_s·I_e, one MLP)."""
 
 
+def keep_groups(scores: torch.Tensor, groups: int, kept: int, score: Callable[[torch.Tensor], torch.Tensor],
+                fill: float) -> torch.Tensor:
+    """The [N, E] scores with every expert outside the ``kept`` best of ``groups`` equal groups set to ``fill``; a
+    group's score is ``score`` of its [N, groups, E/groups] slice (DeepSeek-V3, GLM-4.5: its best two summed;
+    DeepSeek-V2: its best one). Elementwise and a top-k: no matmul.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    N, E = scores.shape
+    grouped = scores.view(N, groups, E // groups)
+    best = score(grouped).topk(kept, dim=-1).indices  # [N, k_g]
+    keep = torch.zeros(N, groups, dtype=torch.bool, device=scores.device).scatter(1, best, True)
+    return grouped.masked_fill(~keep[..., None], fill).view(N, E)
+
+
 class DeepseekV3TopkRouter(nn.Module):
     """``mlp.gate``: E × H logits per token, sigmoid scores; the k best experts among the k_g best of g groups.
 
@@ -83,12 +100,8 @@ class DeepseekV3TopkRouter(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         scores = F.linear(x, self.weight).sigmoid()  # [N, E]
-        choice = scores + self.e_score_correction_bias
-        N, E = choice.shape
-        grouped = choice.view(N, self.groups, E // self.groups)
-        best = grouped.topk(2, dim=-1).values.sum(dim=-1).topk(self.kept, dim=-1).indices  # [N, k_g]
-        keep = torch.zeros(N, self.groups, dtype=torch.bool, device=x.device).scatter(1, best, True)
-        choice = grouped.masked_fill(~keep[..., None], float("-inf")).view(N, E)
+        choice = keep_groups(scores + self.e_score_correction_bias, self.groups, self.kept,
+                             lambda grouped: grouped.topk(2, dim=-1).values.sum(dim=-1), float("-inf"))
         index = choice.topk(self.top_k, dim=-1).indices
         weights = scores.gather(1, index)
         return (weights / weights.sum(dim=-1, keepdim=True) if self.normalise else weights), index
@@ -97,11 +110,13 @@ class DeepseekV3TopkRouter(nn.Module):
 class DeepseekV3MoE(SparseMoeBlock):
     """A sparse layer's feed-forward: the routed experts (fused, registered first), the router, the shared experts."""
 
+    router_class: type[nn.Module] = DeepseekV3TopkRouter
+
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.experts = MoeExperts(c, "I_e")
-        self.gate = DeepseekV3TopkRouter(c)
-        self.shared_experts = DeepseekV3MLP(c["H"], c["n_s"] * c["I_e"])
+        self.gate = self.router_class(c)
+        self.shared_experts = DeepseekV3MLP(c["H"], c["n_s"] * c["I_e"], c.flags.get("mlp_bias", False))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return super().forward(x) + self.shared_experts(x)
@@ -111,10 +126,12 @@ class DeepseekV3DecoderLayer(LlamaDecoderLayer):
     """A DeepSeek-V3 layer: latent attention, then a dense SwiGLU (the first L_f layers) or a :class:`DeepseekV3MoE`."""
 
     attention_class = DeepseekV3Attention
+    moe_class: type[nn.Module] = DeepseekV3MoE
 
     def feed_forward(self, c: ModelConfig, i: int) -> nn.Module:
-        """A dense SwiGLU of width I in the first L_f layers, the shared and routed experts after them."""
-        return DeepseekV3MLP(c["H"], c["I"]) if i < c["L_f"] else DeepseekV3MoE(c)
+        """A dense SwiGLU of width I in the first L_f layers (biased under DeepSeek-V2's ``mlp_bias``), the shared and
+        routed experts (``moe_class``) after them."""
+        return DeepseekV3MLP(c["H"], c["I"], c.flags.get("mlp_bias", False)) if i < c["L_f"] else self.moe_class(c)
 
 
 class DeepseekV3Model(LlamaModel):
