@@ -82,6 +82,11 @@ class ModelConfig:
     # (LLaMA's key/value heads not dividing the query heads), or its KV cache does (a sliding_attention layer without a
     # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`)
     cannot_run: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # the file's ``quantization_config`` as given (a pre-quantized checkpoint: FP8, MXFP4, GPTQ ...), None without one;
+    # it changes no parameter count, only the bytes stored (:mod:`helpers.quantized`)
+    quantization: Mapping[str, Any] | None = None
+    # the file's ``torch_dtype`` (or ``dtype``): the dtype of what a quantized checkpoint leaves unquantized
+    torch_dtype: str | None = None
 
     def check_runs(self, cache: bool = False) -> None:
         """Raise a :class:`ConfigError` naming the key when transformers cannot run this model (with ``cache``: or
@@ -324,7 +329,8 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     cannot_run = {**(text.cannot_run if text else {}),
                   **((family.runs(raw, sizes, flags) if family.runs is not None else None) or {})}
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,
-                       model_class=chosen, cannot_run=cannot_run)
+                       model_class=chosen, cannot_run=cannot_run, quantization=raw.get("quantization_config"),
+                       torch_dtype=raw.get("torch_dtype") or raw.get("dtype"))
 
 
 def model_names() -> list[str]:

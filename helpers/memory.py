@@ -37,8 +37,9 @@ import ast
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 from .params import EMBEDDINGS, LM_HEAD, evaluate, param_layout, render
+from .quantized import stored_weights
 from .report import fmt_int, table
 
 # bits per stored value
@@ -401,6 +402,7 @@ def memory_breakdown(memory: Memory) -> str:
     out = [f"N = {fmt_int(memory.parameters)} parameters in N_t = {parameter_tensors(c)} tensors; B = {B}, S = {S}"]
     rows = [(dtype, f"{Fraction(DTYPE_BITS[dtype], 8)}", fmt_int(n), fmt_bytes(n)) for dtype, n in memory.weights().items()]
     out += ["", "weights", table(("dtype", "bytes/param", "bytes", "size"), rows, right=(1, 2, 3))]
+    out += _stored_text(c)
     for recipe in TRAINING_STATE:
         parts = training_state(c, recipe)
         whole = sum((p.bytes for p in parts), 0)
@@ -460,6 +462,7 @@ def memory_json(memory: Memory) -> dict[str, object]:
         "seq_len": memory.seq_len,
         "dtype": memory.dtype,
         "weights": memory.weights(),
+        **_stored_json(c),
         "training_state": {
             recipe: {"parts": {p.name: p.bytes for p in training_state(c, recipe)},
                      "total": sum((p.bytes for p in training_state(c, recipe)), 0)}
@@ -474,3 +477,35 @@ def memory_json(memory: Memory) -> dict[str, object]:
         "inference": memory.inference(),
         "training": memory.training(),
     }
+
+
+def _stored(config: ModelConfig) -> tuple[object, str | None]:
+    """The checkpoint's stored weights (:func:`~helpers.quantized.stored_weights`) or the one line refusing them."""
+    try:
+        return stored_weights(config), None
+    except ConfigError as error:
+        return None, str(error)
+
+
+def _stored_json(config: ModelConfig) -> dict[str, object]:
+    """``stored_weight_bytes`` (and by dtype) for a config with a ``quantization_config``; nothing without one."""
+    if config.quantization is None:
+        return {}
+    stored, refused = _stored(config)
+    if stored is None:
+        return {"stored_weight_bytes": None, "stored_weight_bytes_refused": refused}
+    return {"stored_weight_bytes": stored.total, "stored_weight_bytes_by_dtype": dict(stored.by_dtype),
+            "stored_weight_layout": f"{stored.method}: {stored.layout}"}
+
+
+def _stored_text(config: ModelConfig) -> list[str]:
+    """The text table of a quantized checkpoint's stored weights by dtype (or its one-line refusal)."""
+    if config.quantization is None:
+        return []
+    stored, refused = _stored(config)
+    if stored is None:
+        return ["", f"stored weights (quantization_config): not computed: {refused}"]
+    rows = [(dtype, fmt_int(n), fmt_bytes(n)) for dtype, n in stored.by_dtype.items()]
+    rows.append(("stored_weight_bytes", fmt_int(stored.total), fmt_bytes(stored.total)))
+    return ["", f"stored weights, {stored.method} ({stored.layout})",
+            table(("dtype", "bytes", "size"), rows, right=(1, 2))]

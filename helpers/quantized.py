@@ -1,0 +1,269 @@
+"""Quantized checkpoints: the bytes a ``config.json`` with a ``quantization_config`` stores, by dtype.
+
+Works behind the command line of ``00_overview`` (``python -m helpers memory``: ``stored_weight_bytes`` in
+``--json``, a table by dtype in the text). It never imports torch. The quantization changes no parameter count;
+it changes what each weight costs on disk. Every layout below is the model transformers builds (its parameters,
+tied weights once; buffers such as rotary tables and DeepSeek's score-correction biases are not weights), each
+module stored as the format's own code lays it out:
+
+* ``fp8`` (DeepSeek-V3, Qwen3-FP8): transformers' ``FineGrainedFP8HfQuantizer`` (``integrations/finegrained_fp8``):
+  every ``nn.Linear`` becomes ``FP8Linear`` (weight in fp8, one fp32 ``weight_scale_inv`` per
+  ``weight_block_size`` tile, ⌈out/b₀⌉·⌈in/b₁⌉; one scalar where the config gives no block size; a static
+  activation scheme adds one fp32 ``activation_scale``), every fused ``experts`` module ``FP8Experts`` (per expert
+  the same tiles, the fused gate/up scale at least 2 rows high). Routers (not ``nn.Linear`` in transformers),
+  GPT-2's ``Conv1D``, tables and norms stay in the file's dtype (bf16), as do biases.
+* ``mxfp4`` (gpt-oss): the routed experts' matrices in OCP MX FP4, as gpt-oss's safetensors store them
+  (``*_blocks``: 32 four-bit values in 16 bytes; ``*_scales``: one 8-bit exponent per 32 values); everything else,
+  the experts' biases included, in bf16.
+* ``bitsandbytes`` 4-bit (``load_in_4bit``; nf4 or fp4): every linear layer (``nn.Linear``, GPT-2's ``Conv1D``)
+  but the skipped ones as bitsandbytes' ``Params4bit`` holds it (``functional.quantize_4bit``): the values packed
+  two to a byte, one absmax per 64 values (fp32; with double quantization uint8, re-quantized in blocks of 256 with
+  fp32 absmaxes, a 256-entry fp32 code and an fp32 offset), the 16-entry fp32 code table. Not counted: the few
+  hundred bytes of JSON bitsandbytes packs per layer into ``quant_state.bitsandbytes__nf4`` when it saves (its
+  length depends on the offset's digits). 8-bit (``load_in_8bit``, LLM.int8): int8 weights, one fp32 row scale
+  (``SCB``) per output row, one ``weight_format`` byte per layer (``Linear8bitLt._save_to_state_dict``).
+* ``gptq`` and ``awq`` (``bits``, ``group_size``): every linear layer of the transformer layers (each routed expert
+  on its own, as their checkpoints store experts) packed in int32: ``qweight`` (in·bits/32 × out for GPTQ, in ×
+  out·bits/32 for AWQ's GEMM layout), ``qzeros`` (⌈in/g⌉ × out·bits/32), fp16 ``scales`` (⌈in/g⌉ × out), GPTQ's
+  int32 ``g_idx`` (in); biases fp16; the rest (tables, norms, routers, the LM head) in the file's dtype. Layouts
+  of AutoGPTQ/GPTQModel's ``QuantLinear`` and AutoAWQ's ``WQLinear_GEMM`` (neither runs here without a GPU: stated,
+  not measured).
+
+``modules_to_not_convert`` (``llm_int8_skip_modules`` for bitsandbytes) matches module names as transformers does
+(a prefix up to a module boundary, a regular expression with that boundary, or a suffix); without one, the LM
+head (and the module holding the table's last parameter) stays unquantized, as transformers' default skip list
+keeps it. A ``quant_method`` not listed here is refused in one line naming it: no guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from .config import ConfigError, ModelConfig
+from .params import BIAS, EXPERT, EXPERT_BIAS, LM_HEAD, MATRIX, TABLE, Param, param_layout
+
+# bytes per value of the dtypes a checkpoint names (``torch_dtype``) and the engine's own names
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
+SHORT: dict[str, str] = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+METHODS = ("fp8", "mxfp4", "bitsandbytes", "gptq", "awq")
+CONV1D_FAMILIES = ("gpt2",)  # linear layers built as transformers' Conv1D (not nn.Linear)
+ROUTERS = ("gate", "router")  # a mixture's router: the module beside its experts (not an nn.Linear in transformers)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a quantized checkpoint stores: its ``quant_method``, a line on its layout, bytes by dtype."""
+
+    method: str
+    layout: str
+    by_dtype: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_dtype.values(), 0)
+
+
+def _module(p: Param) -> str:
+    """The module a parameter belongs to, as transformers names it (``...q_proj`` for ``...q_proj.weight``)."""
+    return p.name.rsplit(".", 1)[0]
+
+
+def skipped(name: str, patterns: Iterable[str]) -> bool:
+    """Whether transformers leaves module ``name`` unconverted for these ``modules_to_not_convert`` patterns: a pattern
+    matching from the start up to a module boundary (also as a regular expression), or a suffix of the name.
+
+    Works behind the command line of ``00_overview`` (transformers' ``quantizers_utils.should_convert_module``).
+    """
+    boundary = r"(?:(?<=\.)|(?=\.|$))"
+    return any(re.match(rf"(?:{key}){boundary}", name) or name.endswith(key) for key in patterns)
+
+
+def _file_dtype(config: ModelConfig, default: str = "bfloat16") -> str:
+    dtype = config.torch_dtype or default
+    if dtype not in DTYPE_BYTES:
+        raise ConfigError("torch_dtype", f"{dtype!r} is not a dtype a checkpoint stores (float32, float16, bfloat16)")
+    return dtype
+
+
+def _linears(config: ModelConfig, params: list[Param], conv1d: bool) -> set[str]:
+    """Modules that are linear layers: a :data:`MATRIX` weight, not a mixture's router, not GPT-2's ``Conv1D`` unless
+    ``conv1d``."""
+    if config.model_type in CONV1D_FAMILIES and not conv1d:  # only the head is an nn.Linear
+        return {_module(p) for p in params if p.kind == MATRIX and p.component == LM_HEAD}
+    experts = {_module(p).rsplit(".", 1)[0] for p in params if p.kind == EXPERT}  # the mlp holding the experts
+    routers = {f"{parent}.{name}" for parent in experts for name in ROUTERS}
+    return {_module(p) for p in params if p.kind == MATRIX and p.name.endswith("weight") and _module(p) not in routers}
+
+
+def _default_skips(params: list[Param]) -> list[str]:
+    """transformers' ``get_keys_to_not_convert``: the output head and the module of the model's last parameter."""
+    heads = [_module(p) for p in params if p.component == LM_HEAD and p.kind == MATRIX]
+    tied = ["lm_head"] if any(p.kind == TABLE and p.tokens for p in params) else []  # a head tied to the table
+    return [*heads, *tied, params[-1].name.removesuffix(".weight")]  # a last bias names no module: nothing skipped
+
+
+def _skips(q: Mapping[str, Any], params: list[Param], key: str = "modules_to_not_convert") -> list[str]:
+    given = q.get(key)
+    if given is not None and (not isinstance(given, list) or not all(isinstance(k, str) for k in given)):
+        raise ConfigError(f"quantization_config.{key}", f"must be a list of module names, got {given!r}")
+    return _default_skips(params) if given is None else list(given)
+
+
+def _positive_int(q: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    value = q.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"quantization_config.{key}", f"must be a positive integer, got {value!r}")
+    return value
+
+
+def _add(by: dict[str, int], dtype: str, n: int) -> None:
+    by[dtype] = by.get(dtype, 0) + n
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
+    block = q.get("weight_block_size", [128, 128])  # FineGrainedFP8Config's default; null: one scale per tensor
+    if block is not None and (not isinstance(block, list) or len(block) != 2
+                              or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
+        raise ConfigError("quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
+    static = q.get("activation_scheme", "dynamic") == "static"
+    skips = _skips(q, params)
+    linears = {m for m in _linears(config, params, conv1d=False) if not skipped(m, skips)}
+    by: dict[str, int] = {}
+
+    def tiles(out: int, inp: int, least: int = 0) -> int:
+        return 1 if block is None else max(_cdiv(out, block[0]), least) * _cdiv(inp, block[1])
+
+    for p in params:
+        module = _module(p)
+        if p.kind == MATRIX and module in linears:
+            _add(by, "fp8", p.count)
+            _add(by, "fp32", 4 * (tiles(*p.shape) + static))
+        elif p.kind in (EXPERT, EXPERT_BIAS) and not skipped(module, skips):
+            if p.kind == EXPERT_BIAS:
+                raise ConfigError("quantization_config.quant_method", f"fp8: transformers' FP8Experts takes no expert "
+                                  f"biases ({p.name})")
+            E, out, inp = p.shape
+            _add(by, "fp8", p.count)
+            _add(by, "fp32", 4 * E * (tiles(out, inp, 2 if p.name.endswith("gate_up_proj") else 0) + static))
+        else:
+            _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
+    for p in params:  # a head tied to the token table, not skipped: transformers swaps in an FP8Linear of its own
+        if p.kind == TABLE and p.tokens and not skipped("lm_head", skips):
+            _add(by, "fp8", p.count)
+            _add(by, "fp32", 4 * (tiles(*p.shape) + static))
+    shape = "per tensor" if block is None else f"per {block[0]}×{block[1]} block"
+    return Stored("fp8", f"fp8 (e4m3) weights, fp32 weight_scale_inv {shape}; the rest in {SHORT[plain]}", by)
+
+
+def _mxfp4(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
+    skips = _skips(q, params)
+    by: dict[str, int] = {}
+    for p in params:
+        if p.kind == EXPERT and not skipped(_module(p), skips):
+            E, out, inp = p.shape
+            blocks = E * out * _cdiv(inp, 32)
+            _add(by, "uint8 (fp4 blocks)", blocks * 16)
+            _add(by, "uint8 (e8m0 scales)", blocks)
+        else:
+            _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
+    return Stored("mxfp4", f"experts in MXFP4: 32 four-bit values in 16 bytes + one 8-bit scale; the rest in "
+                           f"{SHORT[plain]}", by)
+
+
+def _bnb(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
+    four, eight = bool(q.get("load_in_4bit")), bool(q.get("load_in_8bit"))
+    if four == eight:
+        raise ConfigError("quantization_config.load_in_4bit", "bitsandbytes: exactly one of load_in_4bit and "
+                          "load_in_8bit must be true")
+    skips = _skips(q, params, "llm_int8_skip_modules")
+    linears = {m for m in _linears(config, params, conv1d=True) if not skipped(m, skips)}
+    double = bool(q.get("bnb_4bit_use_double_quant"))
+    kind = q.get("bnb_4bit_quant_type", "fp4")
+    if four and kind not in ("nf4", "fp4"):
+        raise ConfigError("quantization_config.bnb_4bit_quant_type", f"must be nf4 or fp4, got {kind!r}")
+    by: dict[str, int] = {}
+    for p in params:
+        if p.kind == MATRIX and _module(p) in linears:
+            if eight:
+                _add(by, "int8", p.count)
+                _add(by, "fp32", 4 * (p.shape[1] if config.model_type in CONV1D_FAMILIES else p.shape[0]))
+                _add(by, "uint8", 1)  # weight_format
+                continue
+            blocks = _cdiv(p.count, 64)
+            _add(by, "uint8", _cdiv(p.count, 2))
+            _add(by, "fp32", 4 * 16)  # the code (quant_map)
+            if double:
+                _add(by, "uint8", blocks)
+                _add(by, "fp32", 4 * (_cdiv(blocks, 256) + 256 + 1))  # absmax of absmaxes, their code, offset
+            else:
+                _add(by, "fp32", 4 * blocks)
+        else:
+            _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
+    layout = ("int8 weights + an fp32 scale per row (LLM.int8)" if eight else
+              f"{kind} 4-bit weights, absmax per 64{' double-quantized' if double else ''} (bitsandbytes)")
+    return Stored("bitsandbytes", f"{layout}; the rest in {SHORT[plain]}", by)
+
+
+def _packed(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str, method: str) -> Stored:
+    bits = _positive_int(q, "bits" if method == "gptq" else "w_bit" if "w_bit" in q else "bits", 4)
+    if 32 % bits:
+        raise ConfigError("quantization_config.bits", f"{bits}-bit values do not pack evenly into int32 (2, 4 or 8)")
+    key = "group_size" if "group_size" in q or method == "gptq" else "q_group_size"
+    group = q.get(key, 128)
+    if group != -1:
+        group = _positive_int(q, key, 128)
+    skips = _skips(q, params) if q.get("modules_to_not_convert") is not None else []
+    per = 32 // bits
+    by: dict[str, int] = {}
+    layers = {_module(p) for p in params if p.layer is not None}  # the transformer layers' modules, not the head
+    linears = {m for m in _linears(config, params, conv1d=True) if m in layers and not skipped(m, skips)}
+    quantized = linears | {_module(p) for p in params if p.kind == EXPERT and not skipped(_module(p), skips)}
+    for p in params:
+        module = _module(p)
+        if p.kind in (MATRIX, EXPERT) and module in quantized:
+            experts, out, inp = (p.shape if p.kind == EXPERT else (1, *p.shape))
+            if config.model_type in CONV1D_FAMILIES and p.kind == MATRIX:
+                inp, out = out, inp  # Conv1D stores [in, out]
+            groups = 1 if group == -1 else _cdiv(inp, group)
+            words = (_cdiv(inp, per) * out) if method == "gptq" else inp * _cdiv(out, per)
+            _add(by, "int32", experts * 4 * (words + groups * _cdiv(out, per) + (inp if method == "gptq" else 0)))
+            _add(by, "fp16", experts * 2 * groups * out)
+        elif p.kind in (BIAS, EXPERT_BIAS) and module in quantized:
+            _add(by, "fp16", p.count * 2)
+        else:
+            _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
+    g = "per row" if group == -1 else f"per {group}"
+    extra = ", int32 g_idx" if method == "gptq" else ""
+    return Stored(method, f"{bits}-bit qweight and qzeros packed in int32, fp16 scales {g}{extra}; the rest in "
+                          f"{SHORT[plain]}", by)
+
+
+def stored_weights(config: ModelConfig) -> Stored | None:
+    """The bytes a pre-quantized checkpoint of ``config`` stores, by dtype (None: no ``quantization_config``).
+
+    Works behind the command line of ``00_overview``. Raises :class:`ConfigError` naming ``quant_method`` for a
+    method this module does not lay out (never a guess), or naming the key of a setting it cannot read.
+    """
+    q = config.quantization
+    if q is None:
+        return None
+    if not isinstance(q, dict):
+        raise ConfigError("quantization_config", f"must be an object, got {q!r}")
+    method = q.get("quant_method")
+    if method not in METHODS:
+        raise ConfigError("quantization_config.quant_method", f"{method!r}: no stored layout known for it (known: "
+                          f"{', '.join(METHODS)}); stored_weight_bytes not computed")
+    params = param_layout(config).expand()
+    if method == "fp8":
+        return _fp8(config, q, params, _file_dtype(config))
+    if method == "mxfp4":
+        return _mxfp4(config, q, params, _file_dtype(config))
+    if method == "bitsandbytes":
+        return _bnb(config, q, params, _file_dtype(config))
+    return _packed(config, q, params, _file_dtype(config, "float16"), method)
