@@ -77,7 +77,11 @@ def skipped(name: str, patterns: Iterable[str]) -> bool:
     Works behind the command line of ``00_overview`` (transformers' ``quantizers_utils.should_convert_module``).
     """
     boundary = r"(?:(?<=\.)|(?=\.|$))"
-    return any(re.match(rf"(?:{key}){boundary}", name) or name.endswith(key) for key in patterns)
+    try:
+        return any(re.match(rf"(?:{key}){boundary}", name) or name.endswith(key) for key in patterns)
+    except re.error as error:
+        raise ConfigError("quantization_config.modules_to_not_convert", f"a pattern is not a regular expression "
+                          f"({error})") from None
 
 
 def _file_dtype(config: ModelConfig, default: str = "bfloat16") -> str:
@@ -100,7 +104,7 @@ def _linears(config: ModelConfig, params: list[Param], conv1d: bool) -> set[str]
 def _default_skips(params: list[Param]) -> list[str]:
     """transformers' ``get_keys_to_not_convert``: the output head and the module of the model's last parameter."""
     heads = [_module(p) for p in params if p.component == LM_HEAD and p.kind == MATRIX]
-    tied = ["lm_head"] if any(p.kind == TABLE and p.tokens for p in params) else []  # a head tied to the table
+    tied = ["lm_head"] if _tied_head(params) else []  # a head tied to the table
     return [*heads, *tied, params[-1].name.removesuffix(".weight")]  # a last bias names no module: nothing skipped
 
 
@@ -109,6 +113,41 @@ def _skips(q: Mapping[str, Any], params: list[Param], key: str = "modules_to_not
     if given is not None and (not isinstance(given, list) or not all(isinstance(k, str) for k in given)):
         raise ConfigError(f"quantization_config.{key}", f"must be a list of module names, got {given!r}")
     return _default_skips(params) if given is None else list(given)
+
+
+def _tied_head(params: list[Param]) -> Param | None:
+    """The token table where it is also the LM head (tied: one tensor in the table, ``lm_head`` in the model)."""
+    return next((p for p in params if p.kind == TABLE and p.tokens), None)
+
+
+def _selection(config: ModelConfig, q: Mapping[str, Any], params: list[Param]) -> set[str]:
+    """The modules the method of ``q`` quantizes (see the module's docstring)."""
+    method = q["quant_method"]
+    tied = {"lm_head"} if _tied_head(params) else set()  # not skipped, transformers converts it apart
+    if method == "bitsandbytes":
+        skips = _skips(q, params, "llm_int8_skip_modules")
+        return {m for m in _linears(config, params, conv1d=True) | tied if not skipped(m, skips)}
+    experts = {_module(p) for p in params if p.kind == EXPERT}
+    if method == "mxfp4":
+        skips = _skips(q, params)
+        return {m for m in experts if not skipped(m, skips)}
+    if method == "fp8":
+        skips = _skips(q, params)
+        return {m for m in _linears(config, params, conv1d=False) | experts | tied if not skipped(m, skips)}
+    skips = _skips(q, params) if q.get("modules_to_not_convert") is not None else []
+    layers = {_module(p) for p in params if p.layer is not None}  # the transformer layers' modules, not the head
+    return {m for m in _linears(config, params, conv1d=True) & layers | experts if not skipped(m, skips)}
+
+
+def converted_modules(config: ModelConfig) -> set[str]:
+    """The modules a pre-quantized checkpoint of ``config`` stores quantized, as transformers names them (empty without
+    a ``quantization_config``; a tied head converted apart is ``lm_head``).
+
+    Works behind the command line of ``00_overview``. Refused as :func:`stored_weights` refuses.
+    """
+    if stored_weights(config) is None:
+        return set()
+    return _selection(config, dict(config.quantization or {}), param_layout(config).expand())
 
 
 def _positive_int(q: Mapping[str, Any], key: str, default: int | None = None) -> int:
@@ -132,8 +171,7 @@ def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
                               or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
         raise ConfigError("quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
     static = q.get("activation_scheme", "dynamic") == "static"
-    skips = _skips(q, params)
-    linears = {m for m in _linears(config, params, conv1d=False) if not skipped(m, skips)}
+    quantized = _selection(config, q, params)
     by: dict[str, int] = {}
 
     def tiles(out: int, inp: int, least: int = 0) -> int:
@@ -141,10 +179,10 @@ def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
 
     for p in params:
         module = _module(p)
-        if p.kind == MATRIX and module in linears:
+        if p.kind == MATRIX and module in quantized:
             _add(by, "fp8", p.count)
             _add(by, "fp32", 4 * (tiles(*p.shape) + static))
-        elif p.kind in (EXPERT, EXPERT_BIAS) and not skipped(module, skips):
+        elif p.kind in (EXPERT, EXPERT_BIAS) and module in quantized:
             if p.kind == EXPERT_BIAS:
                 raise ConfigError("quantization_config.quant_method", f"fp8: transformers' FP8Experts takes no expert "
                                   f"biases ({p.name})")
@@ -153,19 +191,19 @@ def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
             _add(by, "fp32", 4 * E * (tiles(out, inp, 2 if p.name.endswith("gate_up_proj") else 0) + static))
         else:
             _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
-    for p in params:  # a head tied to the token table, not skipped: transformers swaps in an FP8Linear of its own
-        if p.kind == TABLE and p.tokens and not skipped("lm_head", skips):
-            _add(by, "fp8", p.count)
-            _add(by, "fp32", 4 * (tiles(*p.shape) + static))
+    head = _tied_head(params)
+    if head is not None and "lm_head" in quantized:  # a tied head not skipped: an FP8Linear of its own
+        _add(by, "fp8", head.count)
+        _add(by, "fp32", 4 * (tiles(*head.shape) + static))
     shape = "per tensor" if block is None else f"per {block[0]}×{block[1]} block"
     return Stored("fp8", f"fp8 (e4m3) weights, fp32 weight_scale_inv {shape}; the rest in {SHORT[plain]}", by)
 
 
 def _mxfp4(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
-    skips = _skips(q, params)
+    quantized = _selection(config, q, params)
     by: dict[str, int] = {}
     for p in params:
-        if p.kind == EXPERT and not skipped(_module(p), skips):
+        if p.kind == EXPERT and _module(p) in quantized:
             E, out, inp = p.shape
             blocks = E * out * _cdiv(inp, 32)
             _add(by, "uint8 (fp4 blocks)", blocks * 16)
@@ -181,30 +219,37 @@ def _bnb(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
     if four == eight:
         raise ConfigError("quantization_config.load_in_4bit", "bitsandbytes: exactly one of load_in_4bit and "
                           "load_in_8bit must be true")
-    skips = _skips(q, params, "llm_int8_skip_modules")
-    linears = {m for m in _linears(config, params, conv1d=True) if not skipped(m, skips)}
+    quantized = _selection(config, q, params)
     double = bool(q.get("bnb_4bit_use_double_quant"))
     kind = q.get("bnb_4bit_quant_type", "fp4")
     if four and kind not in ("nf4", "fp4"):
         raise ConfigError("quantization_config.bnb_4bit_quant_type", f"must be nf4 or fp4, got {kind!r}")
     by: dict[str, int] = {}
+
+    def linear(count: int, rows: int) -> None:
+        if eight:
+            _add(by, "int8", count)
+            _add(by, "fp32", 4 * rows)
+            _add(by, "uint8", 1)  # weight_format
+            return
+        blocks = _cdiv(count, 64)
+        _add(by, "uint8", _cdiv(count, 2))
+        _add(by, "fp32", 4 * 16)  # the code (quant_map)
+        if double:
+            _add(by, "uint8", blocks)
+            _add(by, "fp32", 4 * (_cdiv(blocks, 256) + 256 + 1))  # absmax of absmaxes, their code, offset
+        else:
+            _add(by, "fp32", 4 * blocks)
+
+    conv1d = config.model_type in CONV1D_FAMILIES
     for p in params:
-        if p.kind == MATRIX and _module(p) in linears:
-            if eight:
-                _add(by, "int8", p.count)
-                _add(by, "fp32", 4 * (p.shape[1] if config.model_type in CONV1D_FAMILIES else p.shape[0]))
-                _add(by, "uint8", 1)  # weight_format
-                continue
-            blocks = _cdiv(p.count, 64)
-            _add(by, "uint8", _cdiv(p.count, 2))
-            _add(by, "fp32", 4 * 16)  # the code (quant_map)
-            if double:
-                _add(by, "uint8", blocks)
-                _add(by, "fp32", 4 * (_cdiv(blocks, 256) + 256 + 1))  # absmax of absmaxes, their code, offset
-            else:
-                _add(by, "fp32", 4 * blocks)
+        if p.kind == MATRIX and _module(p) in quantized:
+            linear(p.count, p.shape[1] if conv1d and p.component != LM_HEAD else p.shape[0])
         else:
             _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
+    head = _tied_head(params)
+    if head is not None and "lm_head" in quantized:  # a tied head not skipped: a quantized linear of its own
+        linear(head.count, head.shape[0])
     layout = ("int8 weights + an fp32 scale per row (LLM.int8)" if eight else
               f"{kind} 4-bit weights, absmax per 64{' double-quantized' if double else ''} (bitsandbytes)")
     return Stored("bitsandbytes", f"{layout}; the rest in {SHORT[plain]}", by)
@@ -218,12 +263,12 @@ def _packed(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plai
     group = q.get(key, 128)
     if group != -1:
         group = _positive_int(q, key, 128)
-    skips = _skips(q, params) if q.get("modules_to_not_convert") is not None else []
+    if method == "awq" and str(q.get("version", "gemm")).lower() not in ("gemm", "exllama"):
+        raise ConfigError("quantization_config.version", f"AWQ {q['version']!r}: only the GEMM layout (gemm, exllama) "
+                          "is laid out here")
     per = 32 // bits
     by: dict[str, int] = {}
-    layers = {_module(p) for p in params if p.layer is not None}  # the transformer layers' modules, not the head
-    linears = {m for m in _linears(config, params, conv1d=True) if m in layers and not skipped(m, skips)}
-    quantized = linears | {_module(p) for p in params if p.kind == EXPERT and not skipped(_module(p), skips)}
+    quantized = _selection(config, q, params)
     for p in params:
         module = _module(p)
         if p.kind in (MATRIX, EXPERT) and module in quantized:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from helpers import load_config, parse_config
 from helpers.cli import main
 from helpers.config import ConfigError, raw_config
-from helpers.quantized import skipped, stored_weights
+from helpers.quantized import converted_modules, skipped, stored_weights
 
 from .conftest import hf_model
 from .strategies import STRATEGIES
@@ -31,8 +31,9 @@ RANDOM = settings(max_examples=12, deadline=None, derandomize=True, database=Non
 FP8 = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}
 
 
-def transformers_stored(raw: dict) -> int:
-    """Bytes of every parameter transformers' quantizer leaves on the meta device (tied weights once)."""
+def transformers_quantized(raw: dict):
+    """transformers' model for ``raw`` on the meta device, built in bf16 and turned by its quantizer into what a
+    pre-quantized checkpoint loads into (``preprocess_model``, before any weight is read)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from transformers.quantizers.auto import AutoHfQuantizer
@@ -44,10 +45,15 @@ def transformers_stored(raw: dict) -> int:
         model = hf_model({k: v for k, v in raw.items() if k != "quantization_config"})
         model.config.quantization_config = raw["quantization_config"]
         quantizer = AutoHfQuantizer.from_config(raw["quantization_config"], pre_quantized=True)
-        quantizer.preprocess_model(model=model, dtype=torch.bfloat16)
+        quantizer.preprocess_model(model=model, dtype=torch.bfloat16, device_map={"": "cpu"})
     finally:
         torch.set_default_dtype(before)
-    return sum(p.numel() * p.element_size() for p in model.parameters())
+    return model
+
+
+def transformers_stored(raw: dict) -> int:
+    """Bytes of every parameter transformers' quantizer leaves on the meta device (tied weights once)."""
+    return sum(p.numel() * p.element_size() for p in transformers_quantized(raw).parameters())
 
 
 def test_qwen3_8b_fp8_as_transformers_stores_it():
@@ -118,6 +124,37 @@ def test_bitsandbytes_4bit_bytes_as_quantize_4bit_holds_them():
     assert stored_weights(config).total == held + plain
     single = stored_weights(replace(config, quantization={**raw["quantization_config"], "bnb_4bit_use_double_quant": False}))
     assert single.by_dtype["fp32"] == 4 * 7 * 16 + 4 * sum(-(-n // 64) for n in (4096, 2048, 2048, 4096, 6144, 6144, 6144))
+
+
+@pytest.mark.parametrize("model_type", ["llama", "gpt2", "mixtral", "deepseek_v3", "bert"])
+@RANDOM
+@given(data=st.data())
+def test_bitsandbytes_converts_the_modules_transformers_converts(model_type, data):
+    bnb = pytest.importorskip("bitsandbytes")
+    setting = data.draw(st.sampled_from([{"load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, {"load_in_8bit": True},
+                                         {"load_in_4bit": True, "llm_int8_skip_modules": ["o_proj", "lm_head"]},
+                                         {"load_in_8bit": True, "llm_int8_skip_modules": ["model.layers.0"]}]))
+    raw = {**data.draw(STRATEGIES[model_type]), "quantization_config": {"quant_method": "bitsandbytes", **setting}}
+    try:
+        config = parse_config(raw)
+    except ConfigError:
+        return
+    model = transformers_quantized(raw)
+    linear = (bnb.nn.Linear4bit, bnb.nn.Linear8bitLt)
+    assert converted_modules(config) == {name for name, m in model.named_modules() if isinstance(m, linear)}
+
+
+def test_bitsandbytes_8bit_bytes_as_int8_vectorwise_quant_holds_them():
+    torch = pytest.importorskip("torch")
+    functional = pytest.importorskip("bitsandbytes.functional")
+    raw = {"model_type": "gpt2", "vocab_size": 50, "n_embd": 32, "n_head": 4, "n_layer": 1, "n_positions": 8,
+           "torch_dtype": "float16", "quantization_config": {"quant_method": "bitsandbytes", "load_in_8bit": True}}
+    held = 0
+    for out, inp in [(96, 32), (32, 32), (128, 32), (32, 128)]:  # c_attn, c_proj, c_fc, mlp.c_proj as (out, in)
+        values, rows, _ = functional.int8_vectorwise_quant(torch.randn(out, inp, dtype=torch.float16))
+        held += values.numel() * values.element_size() + rows.numel() * rows.element_size() + 1  # + weight_format
+    plain = 2 * (50 * 32 + 8 * 32 + 2 * 2 * 32 + 2 * 32 + 96 + 32 + 128 + 32)  # tables, norms, the four biases
+    assert stored_weights(parse_config(raw)).total == held + plain
 
 
 def test_gptq_and_awq_layouts_by_hand():
