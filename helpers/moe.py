@@ -30,6 +30,7 @@ from .params import (
     ATTENTION, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD, LAYER_NORM, LM_HEAD, MATRIX, Param, checkpoint_layout, param_layout,
     param_table, select, total,
 )
+from .quantized import block_scales
 
 
 @dataclass(frozen=True)
@@ -234,14 +235,15 @@ def fp8_scales(config: ModelConfig, params: list[Param] | None = None, block: in
     Introduced in ``09_modern_architectures``. Every attention and feed-forward matrix is stored in fp8, each routed
     expert on its own as the files name them; the router, the norms, the token table, the head and ``eh_proj``
     stay in bf16 with no scale (the ``Linear``/``Gate`` split of DeepSeek's ``inference/model.py``; our reading,
-    not a figure the sources state).
+    not a figure the sources state). transformers' FP8 quantizer lays out the same scales
+    (:func:`helpers.quantized.stored_weights`, which also reads the config's ``quantization_config``).
     """
     on_disk = config.family.checkpoint_names
     if params is None:
         rows = list(checkpoint_layout(config).rows())
     else:
         rows = [(q, 1) for p in params for q in (on_disk(p) if on_disk else [p])]
-    return sum((n * -(-p.shape[0] // block) * -(-p.shape[1] // block) for p, n in rows if _fp8(p)), 0)
+    return sum((n * block_scales(*p.shape, (block, block)) for p, n in rows if _fp8(p)), 0)
 
 
 def checkpoint_parts(config: ModelConfig) -> dict[str, int]:

@@ -74,7 +74,8 @@ def skipped(name: str, patterns: Iterable[str]) -> bool:
     """Whether transformers leaves module ``name`` unconverted for these ``modules_to_not_convert`` patterns: a pattern
     matching from the start up to a module boundary (also as a regular expression), or a suffix of the name.
 
-    Works behind the command line of ``00_overview`` (transformers' ``quantizers_utils.should_convert_module``).
+    As transformers' ``quantizers_utils.should_convert_module`` decides.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     boundary = r"(?:(?<=\.)|(?=\.|$))"
     try:
@@ -143,7 +144,7 @@ def converted_modules(config: ModelConfig) -> set[str]:
     """The modules a pre-quantized checkpoint of ``config`` stores quantized, as transformers names them (empty without
     a ``quantization_config``; a tied head converted apart is ``lm_head``).
 
-    Works behind the command line of ``00_overview``. Refused as :func:`stored_weights` refuses.
+    Refused as :func:`stored_weights` refuses. No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if stored_weights(config) is None:
         return set()
@@ -165,6 +166,17 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def block_scales(rows: int, cols: int, block: tuple[int, int] = (128, 128), least_rows: int = 0) -> int:
+    """The fp32 scales (``weight_scale_inv``) of a ``rows`` × ``cols`` matrix stored in fp8 with one scale per
+    ``block`` tile: ⌈rows/b₀⌉·⌈cols/b₁⌉ (at least ``least_rows`` rows of tiles: transformers' fused gate/up experts
+    keep 2).
+
+    :func:`helpers.moe.fp8_scales` counts DeepSeek-V3's with it.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    return max(_cdiv(rows, block[0]), least_rows) * _cdiv(cols, block[1])
+
+
 def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
     block = q.get("weight_block_size", [128, 128])  # FineGrainedFP8Config's default; null: one scale per tensor
     if block is not None and (not isinstance(block, list) or len(block) != 2
@@ -175,7 +187,7 @@ def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
     by: dict[str, int] = {}
 
     def tiles(out: int, inp: int, least: int = 0) -> int:
-        return 1 if block is None else max(_cdiv(out, block[0]), least) * _cdiv(inp, block[1])
+        return 1 if block is None else block_scales(out, inp, tuple(block), least)
 
     for p in params:
         module = _module(p)
@@ -292,8 +304,8 @@ def _packed(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plai
 def stored_weights(config: ModelConfig) -> Stored | None:
     """The bytes a pre-quantized checkpoint of ``config`` stores, by dtype (None: no ``quantization_config``).
 
-    Works behind the command line of ``00_overview``. Raises :class:`ConfigError` naming ``quant_method`` for a
-    method this module does not lay out (never a guess), or naming the key of a setting it cannot read.
+    Raises :class:`ConfigError` naming ``quant_method`` for a method this module does not lay out (never a guess), or
+    naming the key of a setting it cannot read. No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     q = config.quantization
     if q is None:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from helpers import load_config, parse_config
 from helpers.cli import main
-from helpers.config import ConfigError, raw_config
+from helpers.config import ConfigError, published, raw_config
+from helpers.moe import fp8_scales
 from helpers.quantized import converted_modules, skipped, stored_weights
 
 from .conftest import hf_model
@@ -66,7 +67,10 @@ def test_qwen3_8b_fp8_as_transformers_stores_it():
 
 
 def test_gpt_oss_mxfp4_as_its_files_add_up():
-    assert stored_weights(load_config("gpt-oss-120b")).total == 65_248_815_744  # the safetensors files' sizes
+    for row in published()["checkpoint_bytes"]["rows"]:
+        assert stored_weights(load_config(row["config"])).total == row["value"]  # 65,248,815,744 for gpt-oss-120b
+    for name, size in published()["gpt_oss_card"]["checkpoint_size"].items():  # the card's 60.8GiB and 12.8GiB
+        assert f"{stored_weights(load_config(name)).total / 2**30:.1f}GiB" == size
     stored = stored_weights(load_config("gpt-oss-20b"))
     blocks = 24 * 32 * (2 * 2880 * 90 + 2880 * 90)  # 32 experts: gate_up 5760 × 90 blocks, down 2880 × 90
     assert stored.by_dtype["uint8 (fp4 blocks)"] == 16 * blocks and stored.by_dtype["uint8 (e8m0 scales)"] == blocks
@@ -98,6 +102,11 @@ def test_fp8_without_blocks_and_bert_default_skips():
     raw = {k: v for k, v in raw_config("bert-base-uncased").items() if not k.startswith("_")}
     raw.update(num_hidden_layers=1, quantization_config={"quant_method": "fp8"}, torch_dtype="bfloat16")
     assert stored_weights(parse_config(raw)).total == transformers_stored(raw)
+
+
+def test_deepseek_v3_scales_are_notebook_09s_fp8_scales():
+    config = load_config("deepseek-v3")  # its quantization_config: fp8, 128 × 128 blocks, no modules listed
+    assert stored_weights(config).by_dtype["fp32"] == 4 * fp8_scales(config)
 
 
 def test_skip_patterns_as_transformers_matches_them():
