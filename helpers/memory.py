@@ -507,5 +507,5 @@ def _stored_text(config: ModelConfig) -> list[str]:
         return ["", f"stored weights (quantization_config): not computed: {refused}"]
     rows = [(dtype, fmt_int(n), fmt_bytes(n)) for dtype, n in stored.by_dtype.items()]
     rows.append(("stored_weight_bytes", fmt_int(stored.total), fmt_bytes(stored.total)))
-    return ["", f"stored weights, {stored.method} ({stored.layout})",
+    return ["", f"stored weights of the quantized checkpoint ({stored.method}: {stored.layout})",
             table(("dtype", "bytes", "size"), rows, right=(1, 2))]

@@ -207,3 +207,23 @@ def test_memory_json_and_text_carry_the_stored_bytes(capsys):
     assert "stored" not in capsys.readouterr().out
     assert main(["memory", "gpt-oss-120b"]) == 0
     assert "65,248,815,744" in capsys.readouterr().out
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=False) | st.text(max_size=4),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+                    max_leaves=4)
+KEYS = ["weight_block_size", "activation_scheme", "modules_to_not_convert", "llm_int8_skip_modules", "load_in_4bit",
+        "load_in_8bit", "bnb_4bit_quant_type", "bnb_4bit_use_double_quant", "bits", "group_size", "version", "w_bit"]
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(method=st.sampled_from(["fp8", "mxfp4", "bitsandbytes", "gptq", "awq", "squeeze", None, 4]),
+       fields=st.dictionaries(st.sampled_from(KEYS), JSON, max_size=4), dtype=st.sampled_from([None, "bfloat16", "int3"]))
+def test_any_quantization_config_is_answered_or_refused_in_one_line(method, fields, dtype):
+    config = replace(load_config("mixtral-8x7b-v0.1"), quantization={"quant_method": method, **fields}, torch_dtype=dtype)
+    try:
+        stored = stored_weights(config)
+    except ConfigError as error:
+        assert "\n" not in str(error) and str(error).startswith("quantization_config") or error.field == "torch_dtype"
+    else:
+        assert stored.total > 0 and all(n >= 0 for n in stored.by_dtype.values())
