@@ -26,8 +26,9 @@ module stored as the format's own code lays it out:
   on its own, as their checkpoints store experts) packed in int32: ``qweight`` (in·bits/32 × out for GPTQ, in ×
   out·bits/32 for AWQ's GEMM layout), ``qzeros`` (⌈in/g⌉ × out·bits/32), fp16 ``scales`` (⌈in/g⌉ × out), GPTQ's
   int32 ``g_idx`` (in); biases fp16; the rest (tables, norms, routers, the LM head) in the file's dtype. Layouts
-  of AutoGPTQ/GPTQModel's ``QuantLinear`` and AutoAWQ's ``WQLinear_GEMM`` (neither runs here without a GPU: stated,
-  not measured).
+  of AutoGPTQ's ``QuantLinear`` (``qlinear_cuda_old``: 2, 3, 4 or 8 bits, in and out multiples of 32) and AutoAWQ's
+  ``WQLinear_GEMM`` (``awq/modules/linear/gemm.py``: 4 bits, whole groups, out a multiple of 8), read from their
+  sources (neither library is installed here: stated, not measured); a shape they cannot pack is refused.
 
 ``modules_to_not_convert`` (``llm_int8_skip_modules`` for bitsandbytes) matches module names as transformers does
 (a prefix up to a module boundary, a regular expression with that boundary, or a suffix); without one, the LM
@@ -268,17 +269,17 @@ def _bnb(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
 
 
 def _packed(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str, method: str) -> Stored:
-    bits = _positive_int(q, "bits" if method == "gptq" else "w_bit" if "w_bit" in q else "bits", 4)
-    if 32 % bits:
-        raise ConfigError("quantization_config.bits", f"{bits}-bit values do not pack evenly into int32 (2, 4 or 8)")
-    key = "group_size" if "group_size" in q or method == "gptq" else "q_group_size"
+    bits = _positive_int(q, "w_bit" if method == "awq" and "w_bit" in q else "bits", 4)
+    if bits not in ((2, 3, 4, 8) if method == "gptq" else (4,)):  # what QuantLinear / WQLinear_GEMM accept
+        raise ConfigError("quantization_config.bits", f"{method}: {bits}-bit weights are not a layout its "
+                          f"QuantLinear builds ({'2, 3, 4 or 8' if method == 'gptq' else '4 only'})")
+    key = "q_group_size" if method == "awq" and "q_group_size" in q else "group_size"
     group = q.get(key, 128)
     if group != -1:
         group = _positive_int(q, key, 128)
     if method == "awq" and str(q.get("version", "gemm")).lower() not in ("gemm", "exllama"):
         raise ConfigError("quantization_config.version", f"AWQ {q['version']!r}: only the GEMM layout (gemm, exllama) "
                           "is laid out here")
-    per = 32 // bits
     by: dict[str, int] = {}
     quantized = _selection(config, q, params)
     for p in params:
@@ -287,17 +288,27 @@ def _packed(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plai
             experts, out, inp = (p.shape if p.kind == EXPERT else (1, *p.shape))
             if config.model_type in CONV1D_FAMILIES and p.kind == MATRIX:
                 inp, out = out, inp  # Conv1D stores [in, out]
-            groups = 1 if group == -1 else _cdiv(inp, group)
-            words = (_cdiv(inp, per) * out) if method == "gptq" else inp * _cdiv(out, per)
-            _add(by, "int32", experts * 4 * (words + groups * _cdiv(out, per) + (inp if method == "gptq" else 0)))
-            _add(by, "fp16", experts * 2 * groups * out)
+            g = inp if group == -1 else group
+            # GPTQ's QuantLinear packs whole 32-value runs along both widths; WQLinear_GEMM needs whole groups and
+            # whole int32 words of outputs: another shape has no layout to count (refused, never rounded)
+            if (inp % 32 or out % 32) if method == "gptq" else (inp % g or out % 8):
+                need = "in and out multiples of 32" if method == "gptq" else f"in a multiple of {g}, out of 8"
+                raise ConfigError(f"quantization_config.{key}", f"{method}: {module} is {out} × {inp} (out × in); its "
+                                  f"packed layout needs {need}")
+            groups = -(-inp // g)
+            if method == "gptq":  # qweight (in/32·bits × out), qzeros (groups × out/32·bits), g_idx (in)
+                words = inp // 32 * bits * out + groups * (out // 32 * bits) + inp
+            else:  # AWQ: qweight (in × out/8), qzeros (groups × out/8)
+                words = inp * (out // 8) + groups * (out // 8)
+            _add(by, "int32", experts * 4 * words)
+            _add(by, "fp16", experts * 2 * groups * out)  # scales
         elif p.kind in (BIAS, EXPERT_BIAS) and module in quantized:
             _add(by, "fp16", p.count * 2)
         else:
             _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
-    g = "per row" if group == -1 else f"per {group}"
+    scales = "per row" if group == -1 else f"per {group}"
     extra = ", int32 g_idx" if method == "gptq" else ""
-    return Stored(method, f"{bits}-bit qweight and qzeros packed in int32, fp16 scales {g}{extra}; the rest in "
+    return Stored(method, f"{bits}-bit qweight and qzeros packed in int32, fp16 scales {scales}{extra}; the rest in "
                           f"{SHORT[plain]}", by)
 
 

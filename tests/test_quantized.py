@@ -177,6 +177,19 @@ def test_gptq_and_awq_layouts_by_hand():
     awq = parse_config({**raw, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}})
     want = sum(4 * (i * o // 8 + i // 128 * o // 8) + 2 * (i // 128) * o for o, i in shapes)
     assert stored_weights(awq).total == want + plain
+    autoawq = parse_config({**raw, "quantization_config": {"quant_method": "awq", "w_bit": 4, "q_group_size": 128,
+                                                           "version": "GEMM"}})  # AutoAWQ's own key names
+    assert stored_weights(autoawq).total == stored_weights(awq).total
+    eight = parse_config({**raw, "quantization_config": {"quant_method": "gptq", "bits": 8, "group_size": -1}})
+    want = sum(4 * (i // 4 * o + o // 4 + i) + 2 * o for o, i in shapes)  # one group per row: in = g
+    assert stored_weights(eight).total == want + plain
+    for q in [{"quant_method": "awq", "bits": 3}, {"quant_method": "awq", "version": "gemv"},
+              {"quant_method": "gptq", "bits": 4, "group_size": 0}]:
+        with pytest.raises(ConfigError, match=r"quantization_config\.(bits|version|group_size)"):
+            stored_weights(parse_config({**raw, "quantization_config": q}))
+    odd = parse_config({**raw, "intermediate_size": 500, "quantization_config": {"quant_method": "gptq", "bits": 4}})
+    with pytest.raises(ConfigError, match="gate_proj is 500 × 256"):  # no 32-wide packing: refused, not rounded
+        stored_weights(odd)
     # about 4 + (16 + 4)/128 bits a weight, g_idx aside (REFERENCE.md: ≈ 4.16 at g = 128)
     assert stored_weights(awq).by_dtype["int32"] + stored_weights(awq).by_dtype["fp16"] - plain == sum(
         o * i for o, i in shapes) * (4 + 20 / 128) / 8
