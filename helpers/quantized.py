@@ -50,7 +50,9 @@ DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 SHORT: dict[str, str] = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 METHODS = ("fp8", "mxfp4", "bitsandbytes", "gptq", "awq")
 CONV1D_FAMILIES = ("gpt2",)  # linear layers built as transformers' Conv1D (not nn.Linear)
-ROUTERS = ("gate", "router")  # a mixture's router: the module beside its experts (not an nn.Linear in transformers)
+ROUTERS = ("gate", "router")
+# a class's ``_keep_in_fp32_modules``: transformers' quantizers add them to the modules left unconverted
+KEEP_IN_FP32: dict[str, tuple[str, ...]] = {"t5": ("wo",), "gpt_oss": ("post_attention_layernorm", "input_layernorm", "norm")}  # a mixture's router: the module beside its experts (not an nn.Linear in transformers)
 
 
 @dataclass(frozen=True)
@@ -110,11 +112,13 @@ def _default_skips(params: list[Param]) -> list[str]:
     return [*heads, *tied, params[-1].name.removesuffix(".weight")]  # a last bias names no module: nothing skipped
 
 
-def _skips(q: Mapping[str, Any], params: list[Param], key: str = "modules_to_not_convert") -> list[str]:
+def _skips(config: ModelConfig, q: Mapping[str, Any], params: list[Param], key: str = "modules_to_not_convert",
+           default: bool = True) -> list[str]:
     given = q.get(key)
     if given is not None and (not isinstance(given, list) or not all(isinstance(k, str) for k in given)):
         raise ConfigError(f"quantization_config.{key}", f"must be a list of module names, got {given!r}")
-    return _default_skips(params) if given is None else list(given)
+    skips = (_default_skips(params) if default else []) if given is None else list(given)
+    return [*skips, *KEEP_IN_FP32.get(config.model_type, ())]
 
 
 def _tied_head(params: list[Param]) -> Param | None:
@@ -127,16 +131,16 @@ def _selection(config: ModelConfig, q: Mapping[str, Any], params: list[Param]) -
     method = q["quant_method"]
     tied = {"lm_head"} if _tied_head(params) else set()  # not skipped, transformers converts it apart
     if method == "bitsandbytes":
-        skips = _skips(q, params, "llm_int8_skip_modules")
+        skips = _skips(config, q, params, "llm_int8_skip_modules")
         return {m for m in _linears(config, params, conv1d=True) | tied if not skipped(m, skips)}
     experts = {_module(p) for p in params if p.kind == EXPERT}
     if method == "mxfp4":
-        skips = _skips(q, params)
+        skips = _skips(config, q, params)
         return {m for m in experts if not skipped(m, skips)}
     if method == "fp8":
-        skips = _skips(q, params)
+        skips = _skips(config, q, params)
         return {m for m in _linears(config, params, conv1d=False) | experts | tied if not skipped(m, skips)}
-    skips = _skips(q, params) if q.get("modules_to_not_convert") is not None else []
+    skips = _skips(config, q, params, default=False)
     layers = {_module(p) for p in params if p.layer is not None}  # the transformer layers' modules, not the head
     return {m for m in _linears(config, params, conv1d=True) & layers | experts if not skipped(m, skips)}
 

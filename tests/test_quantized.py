@@ -85,7 +85,8 @@ def _fp8_settings():
     }).map(lambda q: {k: v for k, v in q.items() if v is not None})
 
 
-@pytest.mark.parametrize("model_type", ["llama", "qwen2", "qwen3_moe", "deepseek_v3", "mixtral", "gpt2", "glm4_moe"])
+@pytest.mark.parametrize("model_type", ["llama", "qwen2", "qwen3_moe", "deepseek_v3", "mixtral", "gpt2", "glm4_moe", "t5",
+                                        "qwen3_next", "phi3"])
 @RANDOM
 @given(data=st.data())
 def test_fp8_equals_transformers_quantizer_on_meta(model_type, data):
@@ -135,7 +136,7 @@ def test_bitsandbytes_4bit_bytes_as_quantize_4bit_holds_them():
     assert single.by_dtype["fp32"] == 4 * 7 * 16 + 4 * sum(-(-n // 64) for n in (4096, 2048, 2048, 4096, 6144, 6144, 6144))
 
 
-@pytest.mark.parametrize("model_type", ["llama", "gpt2", "mixtral", "deepseek_v3", "bert"])
+@pytest.mark.parametrize("model_type", ["llama", "gpt2", "mixtral", "deepseek_v3", "bert", "t5", "gpt_oss"])
 @RANDOM
 @given(data=st.data())
 def test_bitsandbytes_converts_the_modules_transformers_converts(model_type, data):
