@@ -330,7 +330,7 @@ def stored_weights(config: ModelConfig) -> Stored | None:
     method = q.get("quant_method")
     if method not in METHODS:
         raise ConfigError("quantization_config.quant_method", f"{method!r}: no stored layout known for it (known: "
-                          f"{', '.join(METHODS)}); stored_weight_bytes not computed")
+                          f"{', '.join(METHODS)}): its bytes are not guessed")
     params = param_layout(config).expand()
     if method == "fp8":
         return _fp8(config, q, params, _file_dtype(config))
