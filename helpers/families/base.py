@@ -83,7 +83,10 @@ class Family:
       ...); :attr:`architecture` stays the default;
     * ``checkpoint_names``: where the checkpoints on disk name some tensors otherwise than transformers (the
       experts of a mixture, which transformers fuses when it loads them), a function giving, for one tensor
-      of the layout, the tensors a checkpoint stores for it (itself where nothing differs); None: the same names.
+      of the layout, the tensors a checkpoint stores for it (itself where nothing differs); None: the same names;
+    * ``surplus_flops``: where transformers' own class multiplies more than the model needs (Llama 4 runs every token
+      through all E experts, weighing the unrouted by 0), the matmul FLOPs it adds to :attr:`flops`, as a formula over
+      the symbols, B and S: ``FlopCounterMode`` on that class counts ``flops + surplus_flops``; None: nothing more.
     """
 
     model_type: str
@@ -109,6 +112,7 @@ class Family:
     heads_checked_by_layers: bool = False  # the check lives in the attention layer: a depth-0 model skips it (BERT)
     classes: Mapping[str, ModelClass] = field(default_factory=dict)
     checkpoint_names: Callable[[Param], list[Param]] | None = None
+    surplus_flops: Callable[[ModelConfig], str] | None = None
 
     @property
     def class_names(self) -> tuple[str, ...]:
