@@ -64,9 +64,14 @@ def _count(config: ModelConfig, args: argparse.Namespace) -> str:
     return text
 
 
+def _program() -> str:
+    """The name the user typed: ``paramcount`` (the console command) or ``python -m helpers``."""
+    return "paramcount" if os.path.basename(sys.argv[0]) == "paramcount" else "python -m helpers"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m helpers",
+        prog=_program(),
         description="Exact parameter counts, FLOPs and memory for Transformer configs (Hugging Face config.json).",
         epilog=f"Shipped models (data/models/): {', '.join(model_names())}",
     )

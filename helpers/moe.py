@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 from .config import ModelConfig, parse_config
 from .count import count_model
 from .params import (
-    ATTENTION, EMBEDDINGS, EXPERT, FEED_FORWARD, LAYER_NORM, LM_HEAD, MATRIX, Param, checkpoint_layout, param_layout,
+    ATTENTION, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD, LAYER_NORM, LM_HEAD, MATRIX, Param, checkpoint_layout, param_layout,
     param_table, select, total,
 )
 
@@ -69,17 +69,19 @@ def moe_layer(params: Sequence[Param]) -> MoeLayer:
     """Sort one layer's rows (``select(param_table(c), layer=i)``) into router, routed and shared experts.
 
     Introduced in ``09_modern_architectures``. Only feed-forward rows are kept; the routed experts are the rows of
-    kind :data:`~helpers.params.EXPERT`, the router the other rows whose first dimension is E with the layer's
-    width H (or a vector of E), the shared experts the rest. Raises ``ValueError`` for a layer without routed
+    kind :data:`~helpers.params.EXPERT` (and their biases, :data:`~helpers.params.EXPERT_BIAS`: GPT-OSS), the router
+    the other rows whose first dimension is E with the layer's width H (or a vector of E), the shared experts the rest. Raises ``ValueError`` for a layer without routed
     experts (a dense layer, such as DeepSeek-V3's first ones or those Qwen3-MoE keeps dense).
     """
     ffn = [p for p in params if p.component == FEED_FORWARD]
-    routed = [p for p in ffn if p.kind == EXPERT]
+    routed = [p for p in ffn if p.kind in (EXPERT, EXPERT_BIAS)]
     if not routed:
         raise ValueError("these rows hold no routed experts (a dense layer)")
-    E, H = routed[0].shape[0], routed[0].shape[-1]
-    router = [p for p in ffn if p.kind != EXPERT and p.shape in ((E, H), (E,))]
-    shared = [p for p in ffn if p.kind != EXPERT and p not in router]
+    E = routed[0].shape[0]
+    widths = {n for p in routed if p.kind == EXPERT for n in p.shape[1:]}  # H is one side of every expert matrix
+    router = [p for p in ffn if p not in routed and (p.shape == (E,) or (len(p.shape) == 2 and p.shape[0] == E
+                                                                          and p.shape[1] in widths))]
+    shared = [p for p in ffn if p not in routed and p not in router]
     return MoeLayer(tuple(router), tuple(routed), tuple(shared))
 
 

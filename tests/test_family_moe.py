@@ -192,3 +192,26 @@ def test_qwen3_moe_layers_are_runs_of_one_kind():
 def test_qwen3_moe_bad_configs_are_refused_in_one_line(write_config, change, field):
     raw = {**json.loads((MODELS_DIR / "qwen3-30b-a3b.json").read_text()), **change}
     assert_refused(run_cli("count", str(write_config(raw))), field)
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b-v0.1", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b"])
+def test_moe_layer_sorts_every_sparse_layer_as_the_active_count_does(name):
+    """``helpers.moe.moe_layer`` (notebook 09) sorts each sparse layer's rows into router, routed and shared experts:
+    the mixtures hold every feed-forward row, and what a token skips, layer by layer, is the total less ``active``
+    (GPT-OSS's expert biases are routed rows: a token reads k of their E rows)."""
+    from helpers.moe import moe_layer
+    from helpers.params import FEED_FORWARD, select
+    c = load_config(name)
+    table, result = param_table(c), count_model(c)
+    skipped = 0
+    for i in range(c["L"]):
+        layer = select(table, layer=i)
+        try:
+            mixture = moe_layer(layer)
+        except ValueError:  # a dense layer
+            continue
+        assert mixture.total == sum(p.count for p in layer if p.component == FEED_FORWARD)
+        assert len(mixture.router) in (1, 2) and all(p.shape[0] == mixture.E for p in mixture.router)
+        skipped += mixture.total - mixture.active(c["k"])
+    assert skipped > 0
+    assert result.total - skipped == result.active
