@@ -6,7 +6,7 @@ Introduced in ``00_overview`` (``ModelConfig.family``). See the README, "Adding 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from ..config import Flag, ModelConfig, Size
 from ..params import Layout, Param
@@ -149,3 +149,28 @@ def mixed_stack(L: int, dense_layers: int, dense: str, sparse: str, dense_count:
     if dense_layers == 0:
         return f"L*({sparse})"
     return f"{dense_count}*({dense}) + {sparse_count}*({sparse})"
+
+
+def layer_runs(L: int, marked: Iterable[int]) -> list[tuple[range, bool]]:
+    """Layers 0 … L − 1 as runs of consecutive layers of one kind, in order: True for the indices of ``marked`` (sorted,
+    unique, within the stack), False for the others. A ``range`` of step 1 is read without a loop.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``. Qwen3-MoE marks its dense layers,
+    Llama 4 its sparse ones.
+    """
+    if isinstance(marked, range) and marked.step == 1:
+        parts = [(range(0, marked.start), False), (marked, True), (range(marked.stop, L), False)]
+        return [(run, kind) for run, kind in parts if len(run)]
+    found: list[tuple[range, bool]] = []
+    start = 0
+    for i in marked:
+        if found and found[-1][1] and found[-1][0].stop == i:
+            found[-1] = (range(found[-1][0].start, i + 1), True)
+        else:
+            if start < i:
+                found.append((range(start, i), False))
+            found.append((range(i, i + 1), True))
+        start = i + 1
+    if start < L:
+        found.append((range(start, L), False))
+    return found

@@ -28,12 +28,12 @@ sigmoid(−∞) = 0), so ``FlopCounterMode`` on its class counts :func:`unrouted
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, LAYER_NORM, Block, Layout, Param
 from . import llama, smollm3
-from .base import Family, mixed_stack
+from .base import Family, layer_runs, mixed_stack
 from .heads import model_class
 from .llama import CHUNKED, FULL
 
@@ -129,30 +129,6 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     if found is not None:
         problems.setdefault("forward", found)
     return problems
-
-
-def layer_runs(L: int, marked: Iterable[int]) -> list[tuple[range, bool]]:
-    """Layers 0 … L − 1 as runs of consecutive layers of one kind, in order: True for the indices of ``marked`` (sorted,
-    unique, within the stack), False for the others. A ``range`` of step 1 is read without a loop.
-
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
-    """
-    if isinstance(marked, range) and marked.step == 1:
-        parts = [(range(0, marked.start), False), (marked, True), (range(marked.stop, L), False)]
-        return [(run, kind) for run, kind in parts if len(run)]
-    found: list[tuple[range, bool]] = []
-    start = 0
-    for i in marked:
-        if found and found[-1][1] and found[-1][0].stop == i:
-            found[-1] = (range(found[-1][0].start, i + 1), True)
-        else:
-            if start < i:
-                found.append((range(start, i), False))
-            found.append((range(i, i + 1), True))
-        start = i + 1
-    if start < L:
-        found.append((range(start, L), False))
-    return found
 
 
 def moe_layers(c: ModelConfig) -> range | tuple[int, ...]:
