@@ -158,7 +158,8 @@ def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
     result = _flops.forward_flops(config, batch, seq_len)
     if args.json:
         return json.dumps(_flops.flops_json(result))
-    text = [describe(config), "",
+    notes = config.family.notes(config) if config.family.notes is not None else []
+    text = [describe(config), *notes, "",
             f"one forward pass on B = {batch} × S = {seq_len} tokens: matrix multiplies only, 2 FLOPs per multiply-add;",
             "training = forward + backward (backward = 2 × forward for every matmul a gradient flows through)", "",
             _flops.flop_breakdown(result), "", _flops.six_n_d_breakdown(result)]

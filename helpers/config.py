@@ -12,7 +12,7 @@ malformed raises :class:`ConfigError`, whose message names the field and what is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -245,6 +245,35 @@ def _read_class(raw: Mapping[str, Any], family: Family, model_class: str | None,
     return model_class
 
 
+def _read_nested(raw: dict[str, Any], family: Family, name: str) -> tuple[dict[str, Any], ModelConfig | None]:
+    """A composite config (transformers' ``text_config`` / ``vision_config``): the keys of each object in
+    ``family.sub_configs`` also as ``"vision_config.hidden_size"`` (what the family's own sizes name), and the language
+    model's config parsed by its own family (``family.text``: ``text_config``, or the top-level keys where the file
+    has none and the family reads that flat form), what the file leaves out filled with the composite's defaults.
+    A problem there is refused naming ``text_config.KEY``. (None, as given) for a family of one config.
+    """
+    subs = (*family.sub_configs, *((family.text.key,) if family.text is not None else ()))
+    flat = dict(raw)
+    for key in subs:
+        if raw.get(key) is not None and not isinstance(raw[key], dict):  # transformers raises a TypeError
+            raise ConfigError(key, f"must be an object (or null for the defaults), got {json.dumps(raw[key])}")
+        flat.update({f"{key}.{k}": v for k, v in (raw.get(key) or {}).items()})
+    spec = family.text
+    if spec is None:
+        return flat, None
+    given = raw.get(spec.key)
+    nested = given is not None or not spec.flat
+    sub = {**spec.defaults, **(given or {} if nested else {k: v for k, v in raw.items() if k not in subs})}
+    sub = {k: v for k, v in sub.items() if k not in spec.ignores}
+    try:
+        text = parse_config({**sub, "model_type": spec.family}, name=name)
+    except ConfigError as error:
+        raise ConfigError(f"{spec.key}.{error.field}" if nested else error.field, error.problem) from None
+    if nested:  # what the language model cannot run, named as the file names it
+        text = replace(text, cannot_run={what: (f"{spec.key}.{key}", why) for what, (key, why) in text.cannot_run.items()})
+    return flat, text
+
+
 def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
                  num_labels: int | None = None) -> ModelConfig:
     """Check a decoded ``config.json`` and reduce it to a :class:`ModelConfig`.
@@ -264,22 +293,23 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     if model_type not in FAMILIES:
         raise ConfigError("model_type", f"{json.dumps(model_type)} is not supported; supported: {', '.join(SUPPORTED)}")
     family = FAMILIES[model_type]
+    raw, text = _read_nested(raw, family, name)
     for key, (expected, why) in family.refused.items():
         if key in raw and raw[key] is not None and raw[key] != expected:
             raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): {why}")
-    sizes: dict[str, int] = {}
+    sizes: dict[str, int] = dict(text.sizes) if text else {}  # a composite: its language model's sizes first
     for size in family.sizes:
         value = _read_size(raw, size)
         if value is not None:
             sizes[size.symbol] = value
-    flags = {flag.key: _read_flag(raw, flag) for flag in family.flags}
+    flags = {**(text.flags if text else {}), **{flag.key: _read_flag(raw, flag) for flag in family.flags}}
     keys = {size.symbol: size.key for size in family.sizes}
 
     if family.derive is not None:  # derived sizes (I = 4H, A_kv = A) and the family's own checks
         family.derive(sizes, keys)
-    lists: Mapping[str, tuple[int, ...]] = {}
+    lists: Mapping[str, tuple[int, ...]] = dict(text.lists) if text else {}
     if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
-        lists = family.read(raw, sizes, flags) or {}
+        lists = {**lists, **(family.read(raw, sizes, flags) or {})}
     # transformers refuses a hidden size the heads do not divide: always (LLaMA), only without head_dim (Qwen2,
     # Qwen3, Phi-3: their projections are A·d_k wide whatever H is) or never (Gemma, T5)
     rule = family.heads_divide_hidden
@@ -288,9 +318,10 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
             rule == "unless embedding_size" and "embedding_size" not in raw)):
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
-    pad = _read_pad(raw, family, sizes)
+    pad = text.pad_token_id if text else _read_pad(raw, family, sizes)
     chosen = _read_class(raw, family, model_class, num_labels, sizes, flags)
-    cannot_run = (family.runs(raw, sizes, flags) if family.runs is not None else None) or {}
+    cannot_run = {**(text.cannot_run if text else {}),
+                  **((family.runs(raw, sizes, flags) if family.runs is not None else None) or {})}
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,
                        model_class=chosen, cannot_run=cannot_run)
 

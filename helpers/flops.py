@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from .config import ConfigError, ModelConfig
 from .params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD, LM_HEAD, NORM, POOLER,
-    TABLE, Param, evaluate, matmul_count, param_layout, render,
+    TABLE, VISION, Param, evaluate, matmul_count, param_layout, render,
 )
 from .report import fmt_int, fmt_share, table
 
@@ -177,7 +177,9 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     uses per token; negative terms: matmuls without parameters, which 6·N·D does not see.
     """
     c, B, D = flops.config, flops.batch, flops.tokens
-    rows = list(param_layout(c).rows())
+    every = list(param_layout(c).rows())
+    rows = [(p, n) for p, n in every if p.component != VISION]  # a vision tower runs on images, not on text tokens
+    vision = sum((n * p.count for p, n in every if p.component == VISION), 0)
     lookups = sum((n * p.count for p, n in rows if p.kind == TABLE and not matmul_tokens(p, c, B, flops.seq_len)), 0)
     elementwise = sum((n * p.count for p, n in rows if p.kind in (BIAS, NORM)), 0) + sum(
         (n * min(p.count, matmul_count(p) * evaluate(p.tokens, c, B=1, S=1)) for p, n in rows if p.kind == EXPERT_BIAS), 0)
@@ -193,6 +195,8 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
         "embedding tables (lookups, no matmul)": 6 * D * lookups,
         "biases and norm gains (elementwise)": 6 * D * elementwise,
     }
+    if vision:
+        gap["vision tower and projector (no text token runs through them)"] = 6 * D * vision
     if POOLER in parts:
         gap["pooler on the [CLS] token only"] = 6 * (D - B) * pooler
     if idle:

@@ -31,6 +31,8 @@ SOP_HEAD = "SOP head"  # ALBERT's sentence-order prediction, in NSP's place
 DISCRIMINATOR_HEAD = "discriminator head"  # ELECTRA's replaced-token detection
 CLASSIFIER = "classifier"
 QA_HEAD = "QA head"  # the start and end logits of extractive question answering
+# a vision-language model's image encoder and the projector into the language model (multiplies no text token)
+VISION = "vision"
 # the FLOPs components that are not parameter components (see helpers.flops)
 ATTENTION_PROJECTIONS = "attention projections"
 ATTENTION_SCORES = "attention scores/values"

@@ -5,11 +5,11 @@ Introduced in ``00_overview`` (``ModelConfig.family``). See the README, "Adding 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal, Mapping
 
 from ..config import Flag, ModelConfig, Size
-from ..params import Layout, Param
+from ..params import Block, Layout, Param
 
 Formulas = Callable[[ModelConfig], dict[str, str]]
 
@@ -38,6 +38,44 @@ class ModelClass:
 
 
 @dataclass(frozen=True)
+class TextConfig:
+    """The language model of a composite config (transformers' ``text_config``), read by a text family of its own.
+
+    ``family``: the ``model_type`` of the family that reads it (``"gemma3_text"``); its sizes, flags, ``derive``,
+    ``read`` and ``runs`` apply as they would to a config of that type, and its symbols (V, H, L, A, d_k ...) become the
+    composite's. ``key``: where the composite keeps it. ``defaults``: the values the composite's text config class fills
+    where the file leaves a key out, when they differ from the text family's own (Qwen2.5-VL's text config: H = 8192,
+    L = 80 ...). ``flat``: with no ``key`` in the file, the text keys are read from the top level (Qwen2.5-VL's
+    published form), not from the defaults alone. ``ignores``: keys the text family reads but the composite's text
+    config class does not (Qwen2.5-VL's text model takes d_k = H // A whatever ``head_dim`` says): left out before
+    the text family reads the config.
+    """
+
+    family: str
+    key: str = "text_config"
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    flat: bool = False
+    ignores: tuple[str, ...] = ()
+
+
+def nest(layout: Layout, renames: Mapping[str, str], before: tuple[Block, ...] = ()) -> Layout:
+    """A text family's layout inside a composite model: each name starting with a key of ``renames`` renamed
+    (``{"model.": "model.language_model."}``), ``before`` (a vision tower and its projector) listed first.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    def rename(name: str) -> str:
+        for old, new in renames.items():
+            if name.startswith(old):
+                return new + name[len(old):]
+        return name
+
+    blocks = tuple(Block(rename(b.prefix), b.params, b.layers) if b.layers is not None else
+                   Block(b.prefix, tuple(replace(p, name=rename(p.name)) for p in b.params)) for b in layout.blocks)
+    return Layout((*before, *blocks))
+
+
+@dataclass(frozen=True)
 class Family:
     """One ``model_type``: how its ``config.json`` reads, its tensors, its formulas, its FLOPs and its KV cache.
 
@@ -62,6 +100,18 @@ class Family:
       the projections are A·d_k wide, whatever H is), ``"unless embedding_size"`` (BERT: its attention skips the
       check when the config has that key, and builds A·⌊H/A⌋-wide projections), ``"never"`` (Gemma, whose ``GemmaConfig`` accepts H = 18
       with A = 4, head_dim 6; T5, whose ``d_kv`` sizes the heads);
+    * ``text``, ``sub_configs``: a composite config (a vision-language model). ``text`` (a :class:`TextConfig`)
+      names the text family that reads the language model's ``text_config``: its sizes, flags, per-layer lists, what
+      it cannot run and its padding row become this config's, under the same symbols (V, H, L ...), before this
+      family's own are read (a flag of both: this family's wins, as the composite's ``tie_word_embeddings`` does
+      in transformers); a problem there is refused naming ``text_config.KEY``. ``sub_configs``: the other objects
+      (``"vision_config"``) whose keys this family's sizes, flags and ``refused`` name with a dot
+      (``Size("vision_config.hidden_size", "H_v", 1152)``); a missing or null object: every default, as the
+      composite config fills it. The layout reuses the text family's (:func:`nest` renames ``model.`` to
+      ``model.language_model.`` and puts the tower first); ``heads_divide_hidden`` is then ``"never"`` (the text
+      family has checked its heads);
+    * ``notes``: lines ``flops`` prints under the model's description, saying what its count leaves out (a
+      vision tower's cost per image); None: nothing to say;
     * ``pad_token_id``: transformers' default padding index; ``padded``: the symbols of the tables that hold
       that padding row (checked as torch checks it), empty where no table has one (GPT-2);
 
@@ -113,6 +163,9 @@ class Family:
     classes: Mapping[str, ModelClass] = field(default_factory=dict)
     checkpoint_names: Callable[[Param], list[Param]] | None = None
     surplus_flops: Callable[[ModelConfig], str] | None = None
+    text: TextConfig | None = None
+    sub_configs: tuple[str, ...] = ()
+    notes: Callable[[ModelConfig], list[str]] | None = None
 
     @property
     def class_names(self) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ import json
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
-from ..params import FEED_FORWARD, LAYER_NORM, Block, Layout, Param
+from ..params import FEED_FORWARD, LAYER_NORM, Block, Layout, Param, render
 from . import llama, smollm3
 from .base import Family, layer_runs, mixed_stack
 from .heads import model_class
@@ -205,6 +205,18 @@ def unrouted_flops(c: ModelConfig) -> str:
     return "6*L_e*B*S*(E - k)*H*I" if c["L_e"] else "0"
 
 
+def notes(c: ModelConfig) -> list[str]:
+    """What ``flops`` says under the model: the routed model is counted, and what transformers' class runs beyond it.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    if not c["L_e"]:
+        return []
+    return [f"the routed model: k = {c['k']} of E = {c['E']} experts per token; transformers' Llama4TextMoe runs every "
+            f"token through all E (the others weighed by 0), so FlopCounterMode on it counts {render(unrouted_flops(c))} "
+            "more"]
+
+
 LLAMA4_TEXT = Family(
     model_type="llama4_text",
     architecture="Llama4ForCausalLM",
@@ -238,4 +250,5 @@ LLAMA4_TEXT = Family(
     torch_ref="Llama4ForCausalLM",
     classes={"Llama4TextModel": model_class(prefix=("model.", ""), lm_head=False)},
     surplus_flops=unrouted_flops,  # transformers runs every token through every expert
+    notes=notes,
 )
