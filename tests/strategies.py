@@ -445,6 +445,27 @@ def llama4_text_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def llama4_vision_configs(draw) -> dict:
+    """Llama 4's vision encoder, small: heads dividing the width, images of a few patches, the adapter's widths."""
+    A_v = draw(st.integers(1, 3))
+    p_v = draw(st.integers(1, 4))
+    return {"model_type": "llama4_vision_model", "hidden_size": A_v * 2 * draw(st.integers(1, 3)),
+            "num_attention_heads": A_v, "intermediate_size": draw(st.integers(1, 32)),
+            "num_hidden_layers": draw(st.integers(0, 2)), "patch_size": p_v,
+            "image_size": p_v * draw(st.integers(1, 4)), "num_channels": draw(st.integers(1, 3)),
+            "vision_output_dim": draw(st.integers(1, 12)), "projector_input_dim": draw(st.integers(1, 12)),
+            "projector_output_dim": draw(st.integers(1, 12))}
+
+
+@st.composite
+def llama4_configs(draw) -> dict:
+    """Llama 4 with its vision encoder: a text_config of Llama 4 (text), a small vision_config."""
+    text = draw(llama4_text_configs())
+    del text["model_type"]
+    return {"model_type": "llama4", "text_config": text, "vision_config": draw(llama4_vision_configs())}
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -472,6 +493,7 @@ STRATEGIES = {
     "gemma3_text": gemma3_text_configs(),
     "gpt_oss": gpt_oss_configs(),
     "llama4_text": llama4_text_configs(),
+    "llama4": llama4_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -558,6 +580,16 @@ TINY = {
                     "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4, "intermediate_size": 8,
                     "intermediate_size_mlp": 12, "num_local_experts": 4, "num_experts_per_tok": 1,
                     "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
+    # Llama 4 with its vision encoder: the tiny text model above; 28 × 28 images of 14 × 14 patches (2 × 2, one token
+    # after the pixel shuffle), one encoder layer of 2 heads, the adapter and projector 8 wide
+    "llama4": {"model_type": "llama4", "text_config": {"vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                                                       "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4,
+                                                       "intermediate_size": 8, "intermediate_size_mlp": 12,
+                                                       "num_local_experts": 4, "num_experts_per_tok": 1,
+                                                       "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
+               "vision_config": {"hidden_size": 16, "num_attention_heads": 2, "intermediate_size": 64,
+                                 "num_hidden_layers": 1, "image_size": 28, "patch_size": 14, "vision_output_dim": 8,
+                                 "projector_input_dim": 8, "projector_output_dim": 8}},
 }
 
 
@@ -948,6 +980,30 @@ def wide_llama4_text_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def wide_llama4_configs(draw) -> dict:
+    """Llama 4 with its vision encoder: a wide text_config (absent or null: Llama4TextConfig's defaults), a vision_config
+    drawn wide (absent or null: the defaults; heads that do not divide the width, more heads than width; another
+    model_type; a pixel shuffle ratio of 0)."""
+    config = {"model_type": "llama4"}
+    text = draw(wide_llama4_text_configs())
+    del text["model_type"]
+    _put(draw, config, "text_config", st.just(text))
+    vision = draw(llama4_vision_configs())
+    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers"):
+        if draw(st.integers(0, 4)) == 0:
+            vision[key] = draw(st.integers(0 if key == "num_hidden_layers" else 1, 7))
+    if draw(st.integers(0, 5)) == 0:
+        vision["model_type"] = draw(st.sampled_from(["siglip_vision_model", "llama4_vision_model"]))
+    if draw(st.integers(0, 5)) == 0:
+        vision["pixel_shuffle_ratio"] = draw(st.sampled_from([0.0, 0.25, 0.5, 1.0]))
+    _put(draw, config, "vision_config", st.just(vision))
+    for key, values in (("tie_word_embeddings", st.booleans()), ("image_token_index", st.integers(0, 3))):
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    return config
+
+
 WIDE.update({
     "llama": wide_llama_configs("llama"),
     "mistral": wide_decoder_configs("mistral"),
@@ -964,4 +1020,5 @@ WIDE.update({
     "gemma3_text": wide_gemma3_text_configs(),
     "gpt_oss": wide_gpt_oss_configs(),
     "llama4_text": wide_llama4_text_configs(),
+    "llama4": wide_llama4_configs(),
 })
