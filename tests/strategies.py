@@ -446,6 +446,27 @@ def llama4_text_configs(draw) -> dict:
 
 
 @st.composite
+def siglip_configs(draw) -> dict:
+    """A small SigLIP vision tower (Gemma 3's): heads dividing the width, an image of a few patches, a pooling head or not."""
+    A = draw(st.integers(1, 3))
+    patch = draw(st.integers(1, 4))
+    return {"model_type": "siglip_vision_model", "hidden_size": A * draw(st.integers(1, 4)), "num_attention_heads": A,
+            "intermediate_size": draw(st.integers(1, 16)), "num_hidden_layers": draw(st.integers(0, 2)),
+            "num_channels": draw(st.integers(1, 3)), "patch_size": patch, "image_size": patch * draw(st.integers(1, 4)),
+            "vision_use_head": draw(st.booleans())}
+
+
+@st.composite
+def gemma3_configs(draw) -> dict:
+    """Gemma 3 with its tower: a Gemma 3 text config, a SigLIP tower, the projector's pooled tokens, the head's tie."""
+    config = {"model_type": "gemma3", "text_config": draw(gemma3_text_configs()), "vision_config": draw(siglip_configs()),
+              "mm_tokens_per_image": draw(st.integers(1, 4))}
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.sampled_from([True, False, None]))  # null: untied
+    return config
+
+
+@st.composite
 def llama4_vision_configs(draw) -> dict:
     """Llama 4's vision encoder, small: heads dividing the width, images of a few patches, the adapter's widths."""
     A_v = draw(st.integers(1, 3))
@@ -464,6 +485,30 @@ def llama4_configs(draw) -> dict:
     text = draw(llama4_text_configs())
     del text["model_type"]
     return {"model_type": "llama4", "text_config": text, "vision_config": draw(llama4_vision_configs())}
+
+
+@st.composite
+def qwen2_5_vl_configs(draw) -> dict:
+    """Qwen2.5-VL: a Qwen2 text config (A divides H; d_k = H/A even, split into three M-RoPE sections), given flat as
+    published or as ``text_config``; a small vision encoder with its patch merger."""
+    text = draw(qwen2_configs("qwen2"))
+    del text["model_type"]
+    text.pop("head_dim", None)
+    A = text["num_attention_heads"]
+    half = draw(st.integers(1, 3))
+    text["hidden_size"] = 2 * half * A
+    first = draw(st.integers(0, half))
+    second = draw(st.integers(0, half - first))
+    text["rope_scaling"] = {"type": "mrope", "mrope_section": [first, second, half - first - second]}
+    heads = draw(st.integers(1, 2))
+    vision = {"depth": draw(st.integers(0, 2)), "hidden_size": heads * draw(st.integers(1, 4)),
+              "intermediate_size": draw(st.integers(1, 12)), "num_heads": heads,
+              "in_channels": draw(st.integers(1, 3)), "patch_size": draw(st.integers(1, 3)),
+              "temporal_patch_size": draw(st.integers(1, 2)), "spatial_merge_size": draw(st.integers(1, 2)),
+              "out_hidden_size": draw(st.integers(1, 12))}
+    if draw(st.booleans()):
+        return {"model_type": "qwen2_5_vl", "text_config": text, "vision_config": vision}
+    return {"model_type": "qwen2_5_vl", **text, "vision_config": vision}
 
 
 # one strategy per model_type of helpers.families.FAMILIES
@@ -494,6 +539,8 @@ STRATEGIES = {
     "gpt_oss": gpt_oss_configs(),
     "llama4_text": llama4_text_configs(),
     "llama4": llama4_configs(),
+    "gemma3": gemma3_configs(),
+    "qwen2_5_vl": qwen2_5_vl_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -590,6 +637,24 @@ TINY = {
                "vision_config": {"hidden_size": 16, "num_attention_heads": 2, "intermediate_size": 64,
                                  "num_hidden_layers": 1, "image_size": 28, "patch_size": 14, "vision_output_dim": 8,
                                  "projector_input_dim": 8, "projector_output_dim": 8}},
+    # Gemma 3 with its tower: the text model above; a SigLIP tower of 2 layers on a 28×28 image of 7×7 patches (16
+    # positions) pooled to 4 tokens, without the pooling head (as published)
+    "gemma3": {"model_type": "gemma3",
+               "text_config": {"vocab_size": 40, "hidden_size": 12, "num_attention_heads": 4, "num_key_value_heads": 2,
+                               "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 20, "sliding_window": 4,
+                               "sliding_window_pattern": 3},
+               "vision_config": {"hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 2,
+                                 "num_attention_heads": 2, "image_size": 28, "patch_size": 7, "vision_use_head": False},
+               "mm_tokens_per_image": 4},
+    # Qwen2.5-VL, flat as published: layer 1 windowed (4 tokens); d_k = 4 in M-RoPE sections 1 + 0 + 1; a vision
+    # encoder of 2 blocks, patches 2 × 4 × 4, merging 2 × 2 of them into the text width
+    "qwen2_5_vl": {"model_type": "qwen2_5_vl", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                   "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 20,
+                   "use_sliding_window": True, "sliding_window": 4, "max_window_layers": 1,
+                   "rope_scaling": {"type": "mrope", "mrope_section": [1, 0, 1]},
+                   "vision_config": {"depth": 2, "hidden_size": 8, "intermediate_size": 12, "num_heads": 2,
+                                     "patch_size": 4, "temporal_patch_size": 2, "spatial_merge_size": 2,
+                                     "out_hidden_size": 16, "window_size": 16, "fullatt_block_indexes": [1]}},
 }
 
 
@@ -980,6 +1045,37 @@ def wide_llama4_text_configs(draw) -> dict:
     return config
 
 
+def _sub(draw, config: dict, key: str, sub: dict) -> None:
+    """A composite's sub-config: absent, null (every default), or given."""
+    choice = draw(st.sampled_from(("absent", "null", "value", "value", "value")))
+    if choice == "null":
+        config[key] = None
+    elif choice == "value":
+        config[key] = sub
+
+
+@st.composite
+def wide_gemma3_configs(draw) -> dict:
+    """Gemma 3 with its tower: a wide Gemma 3 text config; a SigLIP tower whose heads may not divide its width, of
+    depth 0, with a patch larger than the image; 0 pooled tokens (transformers divides by √0);
+    the head's tie absent, null or given. A sub-config left out or null is every default (a 12-layer tower)."""
+    config = {"model_type": "gemma3"}
+    _sub(draw, config, "text_config", draw(wide_gemma3_text_configs()))
+    A = draw(st.integers(1, 3))
+    width = draw(st.one_of(st.integers(1, 8), st.integers(1, 3).map(lambda d: A * d)))  # heads dividing it or not
+    vision = {"hidden_size": width, "num_attention_heads": A, "intermediate_size": draw(st.integers(1, 8)),
+              "num_hidden_layers": draw(st.integers(0, 2)), "patch_size": draw(st.integers(1, 4)),
+              "image_size": draw(st.integers(1, 8))}
+    _put(draw, vision, "num_channels", st.integers(1, 3), null=False)
+    _put(draw, vision, "vision_use_head", st.booleans())
+    if draw(st.integers(0, 5)) == 0:  # another tower (clip_vision_model ...) is refused by design: test_family_multimodal
+        vision["model_type"] = "siglip_vision_model"
+    _sub(draw, config, "vision_config", vision)
+    _put(draw, config, "mm_tokens_per_image", st.integers(0, 4))
+    _put(draw, config, "tie_word_embeddings", st.booleans())
+    return config
+
+
 @st.composite
 def wide_llama4_configs(draw) -> dict:
     """Llama 4 with its vision encoder: a wide text_config (absent or null: Llama4TextConfig's defaults), a vision_config
@@ -988,7 +1084,7 @@ def wide_llama4_configs(draw) -> dict:
     config = {"model_type": "llama4"}
     text = draw(wide_llama4_text_configs())
     del text["model_type"]
-    _put(draw, config, "text_config", st.just(text))
+    _sub(draw, config, "text_config", text)
     vision = draw(llama4_vision_configs())
     for key in ("hidden_size", "num_attention_heads", "num_hidden_layers"):
         if draw(st.integers(0, 4)) == 0:
@@ -997,10 +1093,34 @@ def wide_llama4_configs(draw) -> dict:
         vision["model_type"] = draw(st.sampled_from(["siglip_vision_model", "llama4_vision_model"]))
     if draw(st.integers(0, 5)) == 0:
         vision["pixel_shuffle_ratio"] = draw(st.sampled_from([0.0, 0.25, 0.5, 1.0]))
-    _put(draw, config, "vision_config", st.just(vision))
+    _sub(draw, config, "vision_config", vision)
     for key, values in (("tie_word_embeddings", st.booleans()), ("image_token_index", st.integers(0, 3))):
         if draw(st.integers(0, 3)) == 0:
             config[key] = draw(values)
+    return config
+
+
+@st.composite
+def wide_qwen2_5_vl_configs(draw) -> dict:
+    """Qwen2.5-VL: a wide Qwen2 text config, flat (as published) or as ``text_config`` (head_dim and tie included:
+    keys its text config class keeps but does not read), M-RoPE sections that may not fit the heads; a vision
+    encoder under its keys or their aliases (num_hidden_layers, num_attention_heads)."""
+    text = draw(wide_qwen2_configs("qwen2"))
+    del text["model_type"]
+    _put(draw, text, "rope_scaling", st.builds(lambda a, b, c: {"type": "mrope", "mrope_section": [a, b, c]},
+                                               st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)))
+    vision = {"hidden_size": draw(st.integers(1, 8)), "intermediate_size": draw(st.integers(1, 8)),
+              "patch_size": draw(st.integers(1, 3)), "out_hidden_size": draw(st.integers(1, 8))}
+    vision[draw(st.sampled_from(["depth", "num_hidden_layers"]))] = draw(st.integers(0, 2))
+    vision[draw(st.sampled_from(["num_heads", "num_attention_heads"]))] = draw(st.integers(1, 3))
+    for key in ("in_channels", "temporal_patch_size", "spatial_merge_size"):
+        _put(draw, vision, key, st.integers(1, 2), null=False)
+    config: dict = {"model_type": "qwen2_5_vl"}
+    if draw(st.booleans()):
+        _sub(draw, config, "text_config", text)
+    else:
+        config.update(text)
+    _sub(draw, config, "vision_config", vision)
     return config
 
 
@@ -1021,4 +1141,6 @@ WIDE.update({
     "gpt_oss": wide_gpt_oss_configs(),
     "llama4_text": wide_llama4_text_configs(),
     "llama4": wide_llama4_configs(),
+    "gemma3": wide_gemma3_configs(),
+    "qwen2_5_vl": wide_qwen2_5_vl_configs(),
 })

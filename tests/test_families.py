@@ -21,7 +21,7 @@ from helpers.config import MODELS_DIR
 from helpers.families import FAMILIES
 from helpers.flops import ATTENTION_SCORES, flop_formulas, forward_flops, max_seq_len
 from helpers.memory import Memory, kv_cache_bytes, kv_cache_formula, parameter_tensors
-from helpers.params import BIAS, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, param_layout
+from helpers.params import BIAS, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, VISION, param_layout
 
 from .conftest import (
     ROOT, assert_answered_where_transformers_runs, assert_refused, hf_model, run_cli,
@@ -39,6 +39,13 @@ SHIPPED = {name: json.loads((MODELS_DIR / f"{name}.json").read_text())["model_ty
            sorted(p.stem for p in MODELS_DIR.glob("*.json"))}
 
 
+def field(config, key: str):
+    """A config class's field, ``"vision_config.hidden_size"`` read in its sub-config; None where there is none."""
+    for part in key.split("."):
+        config = getattr(config, part, None)
+    return config
+
+
 @pytest.mark.parametrize("model_type", list(FAMILIES))
 def test_every_family_is_present_everywhere(model_type):
     family = FAMILIES[model_type]
@@ -48,15 +55,17 @@ def test_every_family_is_present_everywhere(model_type):
     assert theirs.model_type == model_type
     c = parse_config({"model_type": model_type})
     for size in family.sizes:
-        value = getattr(theirs, size.key, None)  # None: no such field (Qwen2 reads head_dim by getattr)
+        value = field(theirs, size.key)  # None: no such field (Qwen2 reads head_dim by getattr)
         if value is not None:
             assert c[size.symbol] == value, size.key
     for flag in family.flags:
-        assert bool(getattr(theirs, flag.key)) == flag.default, flag.key
+        assert bool(field(theirs, flag.key)) == flag.default, flag.key
     # the layout: every tensor has a kind; matrices say which tokens they multiply, nothing else does but a tied table
     for p, _ in param_layout(c).rows():
         assert p.kind in KINDS, p.name
-        if p.kind == MATRIX:
+        if p.component == VISION:  # a vision tower (convolutions, a probe token): no text token runs through it
+            assert p.tokens == "", p.name
+        elif p.kind == MATRIX:
             # "L*B*S": ALBERT's one shared layer, its parameters counted once, its matmuls run L times
             assert p.tokens in ("B*S", "B", "L*B*S") and len(p.shape) == 2, p.name
         elif p.kind == TABLE:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate, render
+from ..params import BIAS, MATRIX, NORM, TABLE, VISION, Block, Layout, Param, evaluate, render
 from . import gemma3_text
 from .base import Family, TextConfig, nest
 
@@ -80,7 +80,7 @@ def siglip_layout(c: ModelConfig, prefix: str) -> tuple[Block, ...]:
     if c.flags[V_ + "vision_use_head"]:  # attention pooling: a probe token attends over the patches
         head = f"{prefix}head."
         blocks.append(Block.once(
-            Param(f"{head}probe", (1, 1, H_v), VISION, "H_v", NORM),
+            Param(f"{head}probe", (1, 1, H_v), VISION, "H_v", TABLE),  # one learned token, the pooling's query
             Param(f"{head}attention.in_proj_weight", (3 * H_v, H_v), VISION, "3*H_v**2", MATRIX),
             Param(f"{head}attention.in_proj_bias", (3 * H_v,), VISION, "3*H_v", BIAS),
             *_linear(f"{head}attention.out_proj", "H_v", "H_v", c), *_layer_norm(f"{head}layernorm", c),

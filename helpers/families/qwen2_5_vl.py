@@ -41,7 +41,8 @@ def _given(raw: Mapping[str, Any], key: str) -> str:
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: dict[str, bool]) -> None:
-    """The text model's heads dividing H (its attention refuses them otherwise), and the head's tie.
+    """The text model's heads dividing H (its attention refuses them otherwise), the tower's heads at least one wide,
+    and the head's tie.
 
     No notebook calls it; it works behind the helpers of ``11_todays_models``.
     Qwen2_5_VLConfig ties the head when its own ``tie_word_embeddings`` is true, or when the ``text_config`` says
@@ -51,6 +52,10 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: dict[str, bool]) 
         key = _given(raw, "num_attention_heads")
         raise ConfigError(key, f"the heads split the hidden size: hidden_size = {sizes['H']} is not divisible by "
                                f"num_attention_heads = {sizes['A']}")
+    if sizes["L_v"] and sizes["H_v"] < sizes["A_v"]:  # its attention scales by (H_v // A_v) ** -0.5 when built
+        key = V_ + ("num_attention_heads" if raw.get(V_ + "num_attention_heads") is not None else "num_heads")
+        raise ConfigError(key, f"{sizes['A_v']} heads of {V_}hidden_size = {sizes['H_v']} are 0 wide (the vision "
+                               "attention divides by the square root of the width of a head)")
     if raw.get("text_config.tie_word_embeddings"):
         flags["tie_word_embeddings"] = True
 
@@ -74,7 +79,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     rope = raw.get(key) or {}
     section = rope.get("mrope_section", MROPE) if isinstance(rope, dict) else None
     if not (isinstance(section, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in section)
-            and 2 * sum(section) == sizes["d_k"]) and sizes["L"]:
+            and 2 * sum(section) == sizes["d_k"]):  # the rotary table is built even with no layer
         return {"forward": (key, f"mrope_section {section} does not split the d_k/2 = {sizes['d_k'] / 2:g} rotary "
                                  "frequencies of a head (hidden_size // num_attention_heads) exactly")}
     return {}
