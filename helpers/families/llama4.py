@@ -24,10 +24,11 @@ projector 0.87B; the card's "17B active" is the language model's (17.17B with bo
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 from ..config import ConfigError, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param
+from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate, render
 from . import llama4_text
 from .base import Family, TextConfig, nest
 
@@ -46,8 +47,30 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
                                                       f"num_attention_heads = 0 dimensions per head (transformers' "
                                                       "vision attention fails to build)")
     ratio = raw.get(V_ + "pixel_shuffle_ratio", 0.5)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
+        raise ConfigError(V_ + "pixel_shuffle_ratio", f"must be a number, got {json.dumps(ratio)}")
     if ratio == 0:
         raise ConfigError(V_ + "pixel_shuffle_ratio", "0: the vision adapter divides projector_input_dim by its square")
+    tokens = image_tokens(sizes, ratio)
+    if tokens is not None:
+        sizes["T_v"] = tokens  # an image's tokens after the pixel shuffle: what the language model reads
+
+
+def image_tokens(sizes: Mapping[str, int], ratio: float) -> int | None:
+    """The tokens one image becomes (the pixel shuffle folds ``1/ratio × 1/ratio`` patches into one), where an image
+    runs through the encoder, the adapter and the projector; None where transformers' shapes do not chain: the
+    shuffle's views (``int(side·ratio)``, ``int(H_v/ratio)``, ``int(H_v/ratio²)`` must hold every value), the
+    adapter reading ``I_v = H_v/ratio²`` wide and ``fc2``, the projector reading what ``fc1`` and ``fc2`` give
+    (``M_in = M_out = O_v``), and heads a multiple of 4 wide where a layer rotates (2-D rotary: x and y pairs).
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    H_v, A_v, side = sizes["H_v"], sizes["A_v"], sizes["R_v"] // sizes["p_v"]
+    folded, wide, widest = int(side * ratio), int(H_v / ratio), int(H_v / ratio ** 2)
+    shuffles = side * H_v == folded * wide and side * side * H_v == folded * folded * widest
+    chained = sizes["I_v"] == widest and sizes["M_in"] == sizes["M_out"] == sizes["O_v"]
+    rotates = not sizes["L_v"] or (H_v // A_v) % 4 == 0
+    return folded * folded if side and shuffles and chained and rotates else None
 
 
 def _linear(name: str, out: str, width: str, c: ModelConfig, bias: bool) -> list[Param]:
@@ -122,6 +145,34 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     return {**llama4_text.formulas(c), VISION: vision}
 
 
+def vision_flops(c: ModelConfig) -> str:
+    """The forward FLOPs of one ``R_v × R_v`` image, as FlopCounterMode counts them with eager attention: the patch
+    matrix on P_v patches, per layer the four projections, the (P_v + 1)² scores and values and the MLP on the patches
+    and the class token, then the adapter's two matrices and the projector on the T_v shuffled tokens.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    heads = "H_v" if c["H_v"] % c["A_v"] == 0 else "A_v*(H_v//A_v)"  # the projections' width
+    return (f"2*P_v*C_v*p_v**2*H_v + L_v*(8*(P_v + 1)*H_v*{heads} + 4*(P_v + 1)**2*{heads} + 4*(P_v + 1)*H_v*I_v)"
+            " + 2*T_v*(I_v*M_in + M_out**2 + O_v*H)").replace("H_v*H_v", "H_v**2")
+
+
+def notes(c: ModelConfig) -> list[str]:
+    """What ``flops`` counts: the text tokens (with the language model's note on the experts), and what an image adds.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    text = llama4_text.notes(c)
+    if "T_v" not in c.sizes:
+        return [*text, "text tokens only (input_ids through the language model); no image runs through this encoder "
+                       "(its pixel shuffle, adapter and projector widths do not chain, or its heads are not a multiple "
+                       "of 4 wide)"]
+    image = evaluate(vision_flops(c), c)
+    return [*text, f"text tokens only (input_ids through the language model); one {c['R_v']}×{c['R_v']} image (T_v = "
+                   f"{c['T_v']} tokens for the language model) through the encoder, adapter and projector adds "
+                   f"{render(vision_flops(c))} = {image:,} FLOPs (eager attention)"]
+
+
 LLAMA4 = Family(
     model_type="llama4",
     architecture="Llama4ForConditionalGeneration",
@@ -138,16 +189,14 @@ LLAMA4 = Family(
         Size(V_ + "vision_output_dim", "O_v", 7680),  # the projector's input
         Size(V_ + "projector_input_dim", "M_in", 4096),  # the adapter's widths
         Size(V_ + "projector_output_dim", "M_out", 4096),
-    ),
-    refused={V_ + "model_type": ("llama4_vision_model", "Llama 4's encoder is its own; another vision model is not "
-                                                        "modelled here")},
+    ),  # vision_config's model_type is not read: Llama4Config builds a Llama4VisionConfig from the keys whatever it says
     read=read,
     heads_divide_hidden="never",  # the text family checked its heads; read() the encoder's
     layout=layout,
     formulas=formulas,
     flops=llama4_text.LLAMA4_TEXT.flops,  # text tokens through the language model
     surplus_flops=llama4_text.LLAMA4_TEXT.surplus_flops,
-    notes=llama4_text.LLAMA4_TEXT.notes,
+    notes=notes,
     kv_cache=llama4_text.LLAMA4_TEXT.kv_cache,
     positions=lambda c: None,
     torch_ref="Llama4ForConditionalGeneration",
