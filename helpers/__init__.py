@@ -40,6 +40,8 @@ from .params import (
 )
 from .report import fmt_int, fmt_share, table
 
+from . import families  # noqa: F401  the families register themselves (helpers.registry): the core imports none
+
 __all__ = [
     "ATTENTION", "CLASSIFIER", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "MLM_HEAD", "NSP_HEAD", "POOLER",
     "BIAS", "MATRIX", "NORM", "TABLE",

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from . import registry
+
 if TYPE_CHECKING:
-    from .families import Family
+    from .registry import Family
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MODELS_DIR = DATA_DIR / "models"
@@ -93,10 +95,9 @@ class ModelConfig:
 
     @property
     def family(self) -> Family:
-        """The family's description in :mod:`helpers.families` (layout, formulas, FLOPs, KV cache)."""
-        from .families import FAMILIES
-
-        return FAMILIES[self.model_type]
+        """The family's description in :mod:`helpers.families` (layout, formulas, FLOPs, KV cache), found in
+        :data:`helpers.registry.FAMILIES`."""
+        return registry.FAMILIES[self.model_type]
 
     @property
     def architecture(self) -> str:
@@ -115,11 +116,11 @@ class ModelConfig:
 
 
 def __getattr__(name: str) -> Any:
-    """``FAMILIES`` and ``SUPPORTED`` live in :mod:`helpers.families`; still importable from here."""
-    if name in ("FAMILIES", "SUPPORTED"):
-        from . import families
-
-        return getattr(families, name)
+    """``FAMILIES`` and ``SUPPORTED`` live in :mod:`helpers.families` (the registry); still importable from here."""
+    if name == "FAMILIES":
+        return registry.FAMILIES
+    if name == "SUPPORTED":
+        return tuple(registry.FAMILIES)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -286,7 +287,7 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     if not isinstance(raw, dict):
         raise ConfigError("config", f"must be a JSON object, got a JSON {type(raw).__name__}")
     model_type = raw.get("model_type")
-    from .families import FAMILIES, SUPPORTED
+    FAMILIES, SUPPORTED = registry.FAMILIES, tuple(registry.FAMILIES)
 
     if model_type is None:
         raise ConfigError("model_type", f"is missing; supported: {', '.join(SUPPORTED)}")

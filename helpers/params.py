@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from . import registry
 from .config import ConfigError, ModelConfig
 
 EMBEDDINGS = "embeddings"
@@ -250,9 +251,7 @@ def checkpoint_layout(config: ModelConfig) -> Layout:
     """
     expand = config.family.checkpoint_names
     if expand is None:
-        from .families import FAMILIES  # the registry imports this module
-
-        declared = [t for t, f in FAMILIES.items() if f.checkpoint_names is not None]
+        declared = [t for t, f in registry.FAMILIES.items() if f.checkpoint_names is not None]
         raise ConfigError("--names", f"{config.model_type} declares no checkpoint names of its own (only "
                                      f"{', '.join(declared)} do, for their fused experts)")
     layout = param_layout(config)
@@ -336,9 +335,7 @@ def pretraining_heads(config: ModelConfig) -> list[Param]:
     Introduced in ``05_pooler_and_heads``. The ``cls.*`` tensors of that class as the BERT family lists them
     (``--class BertForPreTraining``), for a BERT config (its token table tied, as bert-base's is).
     """
-    from .families import FAMILIES  # the registry imports this module
-
-    head = FAMILIES["bert"].classes["BertForPreTraining"]
+    head = registry.FAMILIES["bert"].classes["BertForPreTraining"]
     whole = replace(config, flags={**config.flags, "tie_word_embeddings": True}, model_class="BertForPreTraining")
     return [p for p in head.layout(whole).expand() if p.name.startswith("cls.")]
 
@@ -348,7 +345,6 @@ def classification_head(config: ModelConfig, num_labels: int) -> list[Param]:
 
     Introduced in ``05_pooler_and_heads``. The same tensors as ``--class BertForSequenceClassification``.
     """
-    from .families import heads  # the registry imports this module
-
-    whole = replace(config, sizes={**config.sizes, "C": num_labels})
-    return heads.linear("classifier", "C", CLASSIFIER, tokens="B")(whole).params
+    head = registry.FAMILIES["bert"].classes["BertForSequenceClassification"]
+    whole = replace(config, sizes={**config.sizes, "C": num_labels}, model_class="BertForSequenceClassification")
+    return [p for p in head.layout(whole).expand() if p.name.startswith("classifier.")]

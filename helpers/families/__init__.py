@@ -4,7 +4,9 @@ Introduced in ``00_overview``. A family is described once (:class:`~helpers.fami
 config keys it reads, its tensor layout with each tensor's kind, its parameter formulas, its FLOPs, its KV
 cache, and the transformers and torch-reference classes it mirrors. Counting, FLOPs, memory, the printed
 formulas and the tests all read :data:`FAMILIES`; adding a family is one module here, one line below and
-its ``data/models/`` file (see the README, "Adding a model family").
+its ``data/models/`` file (see the README, "Adding a model family"). ``register`` files the table in
+:mod:`helpers.registry`, where the core (config, params) finds a family without importing this package: the
+layering is one way (``tests/test_imports.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from . import (albert, bert, deepseek_v3, distilbert, electra, gemma, gemma2, gp
 from . import gemma3_text, gpt_oss, llama4_text, olmo2, smollm3  # the 2025 decoders of issue 19
 from . import gemma3, llama4, qwen2_5_vl  # vision-language models of issue 19 (a text family inside a composite config)
 from .base import Family, ModelClass
+from ..registry import register
 
 FAMILIES: dict[str, Family] = {
     family.model_type: family
@@ -25,5 +28,6 @@ FAMILIES: dict[str, Family] = {
 }
 
 SUPPORTED = tuple(FAMILIES)
+FAMILIES = register(FAMILIES)  # filed in helpers.registry, where the core (config, params) finds them: the same table
 
 __all__ = ["FAMILIES", "SUPPORTED", "Family", "ModelClass"]
