@@ -33,6 +33,8 @@ transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
+from helpers import torch_ref  # noqa: E402
+
 SCOUT = "llama-4-scout-17b-16e"
 
 
@@ -154,6 +156,11 @@ def test_an_image_costs_what_vision_flops_says_and_runs_where_the_engine_says(ra
         return
     assert measured == evaluate(llama4.vision_flops(c), c)
     assert f"= {measured:,} FLOPs" in llama4.notes(c)[-1]
+    reference = torch_ref.build(c)  # the plain-torch encoder, adapter and projector count the same, image by image
+    assert torch_ref.matches(param_table(c), reference)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        reference.image_features(torch.zeros(2, c["C_v"], c["R_v"], c["R_v"], device="meta"))
+    assert counter.get_total_flops() == 2 * measured
 
 
 def test_flops_says_what_it_counts():

@@ -85,8 +85,9 @@ def sparse_layers(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> range | t
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
-    """The sparse layers (``{"moe": ...}``, their indices, where ``moe_layers`` lists them; L_e, their number, into ``sizes``), the rotary ones
-    (``{"rope": ...}``, 1 or 0 per layer) and the cache's layers (``{"cache": ...}``).
+    """The sparse layers (``{"moe": ...}``, their indices, where ``moe_layers`` lists them; L_e, their number, into
+    ``sizes``), the rotary ones (``{"rope": ...}``, 1 or 0 per layer), each layer's chunk (``{"chunks": ...}``: W_c
+    for a chunked layer, 0 for a full one, as the reference model masks) and the cache's layers (``{"cache": ...}``).
 
     No notebook calls it; it works behind the helpers of ``11_todays_models``.
     ``head_dim: 0`` is refused where a layer is built (its attention scales by ``head_dim ** -0.5``).
@@ -97,7 +98,10 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     sizes["L_e"] = len(moe)
     rope = rope_layers(raw, sizes["L"])
     listed = {} if isinstance(moe, range) else {"moe": moe}  # a range is derived again from s (any depth, no list)
-    return {**_read_cache(raw, sizes, flags), "rope": tuple(rope), **listed}
+    chunk = raw["attention_chunk_size"] if "attention_chunk_size" in raw else 8192
+    types = llama.read_layer_types(raw, sizes["L"]) or [CHUNKED if r else FULL for r in rope]
+    chunks = tuple(chunk if t == CHUNKED and isinstance(chunk, int) and chunk > 0 else 0 for t in types)
+    return {**_read_cache(raw, sizes, flags), "rope": tuple(rope), "chunks": chunks, **listed}
 
 
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
@@ -236,7 +240,8 @@ LLAMA4_TEXT = Family(
         Size("attention_chunk_size", "W_c", 8192, minimum=-2**63, nullable=True),
         llama.WINDOW,  # no Llama4TextConfig field, but the cache reads it for sliding_attention layers
     ),
-    flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False)),
+    flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False),
+           Flag("use_qk_norm", True)),  # no parameter: the reference model normalises as transformers does
     derive=llama.LLAMA.derive,
     read=read,
     runs=runs,
