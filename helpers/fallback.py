@@ -2,8 +2,8 @@
 
 No formula is taught here for a ``model_type`` outside :data:`helpers.families.FAMILIES`; ``python -m helpers
 count`` and ``memory`` still answer it exactly, from the tensors transformers builds (``count`` says so in one line),
-while ``flops`` and ``budget``, which need the formulas, refuse it in one line. No notebook calls these functions
-yet (issue 19's notebook 11 will); they work behind the command line of ``00_overview``.
+while ``flops`` and ``budget``, which need the formulas, refuse it in one line. ``11_todays_models`` checks its
+counts against :func:`count_by_transformers`; the other functions work behind the command line of ``00_overview``.
 
 What is counted. The class built is the config's ``architectures`` entry when transformers has that class; else the
 model type's class of ``AutoModelForSpeechSeq2Seq`` / ``AutoModelForSeq2SeqLM`` for an encoder–decoder config,
@@ -370,10 +370,11 @@ def tensor_rows(model: Any) -> tuple[tuple[Tensor, ...], dict[str, str]]:
 
 def count_by_transformers(raw: Mapping[str, Any], name: str = "config", model_class: str | None = None,
                           num_labels: int | None = None, limit_s: float | None = BUILD_LIMIT_S) -> Counted:
-    """Count a config of a model type with no taught formula: transformers' class, built on meta, tensor by tensor.
+    """Count a config as transformers builds it: its class, built on meta, tensor by tensor (the command line's answer
+    for a model type with no taught formula).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. Raises a one-line :class:`ConfigError`
-    when transformers is missing, does not know the model type, or refuses the config.
+    Introduced in ``11_todays_models``. Raises a one-line :class:`ConfigError` when transformers is missing, does
+    not know the model type, or refuses the config.
     """
     transformers = _transformers()
     config = hf_config(raw, num_labels)

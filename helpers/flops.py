@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from .config import ConfigError, ModelConfig
 from .params import (
-    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD, LM_HEAD, NORM, POOLER,
-    TABLE, VISION, Param, evaluate, matmul_count, param_layout, render,
+    ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, BIAS, CONVOLUTION, DELTA_RULE, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD,
+    LM_HEAD, NORM, POOLER, TABLE, VISION, WITHOUT_PARAMETERS, Param, evaluate, matmul_count, param_layout, render,
 )
 from .report import fmt_int, fmt_share, table
 
@@ -35,6 +35,15 @@ from .report import fmt_int, fmt_share, table
 _MATMUL_COMPONENTS = {ATTENTION: ATTENTION_PROJECTIONS, FEED_FORWARD: FEED_FORWARD, POOLER: POOLER, LM_HEAD: LM_HEAD}
 
 # each family's FLOP formulas (component -> formula over the config's symbols, B and S) are in helpers.families
+
+# what a line counts that a kernel in use may not do: printed under the table (and in --json) where the line appears
+NOTES = {
+    DELTA_RULE: "the gated delta rule is counted by its recurrence, per token and value head: the state read with the "
+                "key (2·d_k·d_v), its rank-1 update (2·d_k·d_v) and the read-out with the query (2·d_k·d_v); a chunked "
+                "kernel (FLA's chunk_gated_delta_rule, transformers' torch fallback with chunks of 64, which is what "
+                "FlopCounterMode sees on a prefill) does a different, larger amount of work: in-chunk key-key and "
+                "query-key products and a triangular solve, over the sequence padded to whole chunks",
+}
 
 
 @dataclass(frozen=True)
@@ -148,7 +157,7 @@ def forward_flops(config: ModelConfig, batch: int, seq_len: int) -> Flops:
     counted = _from_table(config, batch, seq_len)
     assert set(counted) <= set(formulas), (list(counted), list(formulas))
     for component in formulas:
-        if component != ATTENTION_SCORES:  # the only line without parameters
+        if component not in WITHOUT_PARAMETERS:  # the S×S scores and a linear attention's recurrence
             assert values[component] == counted.get(component, 0), (component, formulas[component])
     lines = tuple(
         FlopLine(name, formulas[name], values[name], 2 * values[name]) for name in formulas
@@ -189,7 +198,9 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
                 if p.kind in (EXPERT, EXPERT_BIAS)), 0)
     # a weight run more than once per token (ALBERT's shared layers: stored once, run L times): 6·N·D charges it once
     reruns = sum((n * matmul_count(p) * (matmul_tokens(p, c, B, flops.seq_len) - D) for p, n in rows
-                  if p.kind != EXPERT and matmul_tokens(p, c, B, flops.seq_len) > D), 0)
+                  if p.kind not in (EXPERT, CONVOLUTION) and matmul_tokens(p, c, B, flops.seq_len) > D), 0)
+    # a convolution computed over padded positions (Qwen3-Next's conv1d as transformers' torch path runs it)
+    padded = sum((n * p.count * (matmul_tokens(p, c, B, flops.seq_len) - D) for p, n in rows if p.kind == CONVOLUTION), 0)
     parts = flops.by_component()
     gap = {
         "embedding tables (lookups, no matmul)": 6 * D * lookups,
@@ -203,7 +214,11 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
         gap["routed experts a token does not use"] = 6 * D * idle
     if reruns:
         gap["shared weights run again (stored once in N)"] = -6 * reruns
-    gap["attention scores/values (S², no parameters)"] = -3 * parts[ATTENTION_SCORES]
+    if padded:
+        gap["a convolution's padded positions (more outputs than tokens)"] = -6 * padded
+    gap["attention scores/values (S², no parameters)"] = -3 * parts.get(ATTENTION_SCORES, 0)
+    if DELTA_RULE in parts:
+        gap["gated delta rule (a state, no parameters)"] = -3 * parts[DELTA_RULE]
     assert sum(gap.values()) == six_n_d(c, B, flops.seq_len) - flops.training
     return gap
 
@@ -300,7 +315,16 @@ def flop_breakdown(flops: Flops) -> str:
     rows = [(line.component, render(line.formula), fmt_int(line.forward), fmt_share(line.forward, whole),
              fmt_int(line.training)) for line in flops.lines]
     rows.append(("total", "", fmt_int(whole), fmt_share(whole, whole), fmt_int(flops.training)))
-    return table(("component", "formula", "forward FLOPs", "share", "training FLOPs"), rows, right=(2, 3, 4))
+    text = table(("component", "formula", "forward FLOPs", "share", "training FLOPs"), rows, right=(2, 3, 4))
+    return "\n".join([text, *(f"note: {note}" for note in flop_notes(flops).values())])
+
+
+def flop_notes(flops: Flops) -> dict[str, str]:
+    """What a line of the table counts that a kernel in use may not do (:data:`NOTES`), for the lines it has.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    return {line.component: NOTES[line.component] for line in flops.lines if line.component in NOTES}
 
 
 def six_n_d_breakdown(flops: Flops) -> str:
@@ -338,6 +362,7 @@ def flops_json(flops: Flops) -> dict[str, object]:
              "training_flops": line.training}
             for line in flops.lines
         ],
+        **({"notes": flop_notes(flops)} if flop_notes(flops) else {}),
         "six_n_d": {
             "parameters": param_layout(c).total,
             "tokens": flops.tokens,

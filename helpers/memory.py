@@ -16,7 +16,10 @@ Exact parts come from the parameter table (N parameters in N_t tensors):
   per tensor; other conventions keep fp32 gradients too and print 18 or 20 (Megatron-LM's distributed
   optimizer docs, Hugging Face's Trainer docs, the Ultra-Scale Playbook: :data:`STATE_SOURCES`);
 * KV cache of a decoder: ``2 · L · A_kv · d_k · S · B`` values (a key and a value per layer, KV head,
-  head dimension, position and sequence); GPT-2 has ``A_kv = A``; BERT, an encoder, keeps none.
+  head dimension, position and sequence); GPT-2 has ``A_kv = A``; BERT, an encoder, keeps none. A family may add
+  fixed-size terms (its ``state``, :class:`~helpers.families.base.StateTerm`), each with its own byte width:
+  Qwen3-Next's linear-attention layers keep a convolution state at the model's dtype and a recurrent state in fp32,
+  whatever S is. The cache's bytes are every byte it holds after S tokens, whatever its kind.
 
 Activations are an ESTIMATE: Korthikanti et al. 2022 (*Reducing Activation Recomputation in Large
 Transformer Models*, §4.1, eq. 1) give ``S·B·H·(34 + 5·A·S/H)`` bytes per layer for a GPT-style layer in
@@ -148,9 +151,10 @@ ATTENTION_CORE: dict[str, str] = {
 }
 
 
-def _bytes(values: int, dtype: str) -> int:
-    """Whole bytes that hold ``values`` values of ``dtype`` (int4 packs two per byte, rounded up)."""
-    return -(-values * DTYPE_BITS[dtype] // 8)
+def _bytes(values: int, dtype: str, bits: int | None = None) -> int:
+    """Whole bytes that hold ``values`` values of ``dtype`` (int4 packs two per byte, rounded up), or of ``bits``
+    each where given (a state kept at a fixed width)."""
+    return -(-values * (DTYPE_BITS[dtype] if bits is None else bits) // 8)
 
 
 def parameter_tensors(config: ModelConfig) -> int:
@@ -215,17 +219,40 @@ def kv_cache_formula(config: ModelConfig) -> str | None:
     return None if kv_cache is None else kv_cache(config)
 
 
+def cache_parts(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp16") -> dict[str, int] | None:
+    """The bytes of each part of a decoder's cache after ``seq_len`` tokens: ``"keys and values"``, then each fixed-size
+    term of its family's ``state`` at its own width (Qwen3-Next: ``"convolution state"`` in ``dtype``, ``"recurrent
+    state"`` in fp32); None for an encoder.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    formula = kv_cache_formula(config)
+    if formula is None:
+        return None
+    parts = {"keys and values": _bytes(evaluate(formula, config, B=batch, S=seq_len), dtype)}
+    for term in state_terms(config):
+        parts[term.name] = _bytes(evaluate(term.values, config, B=batch, S=seq_len), dtype, term.bits)
+    return parts
+
+
+def state_terms(config: ModelConfig) -> tuple:
+    """The family's fixed-size cache terms (:class:`~helpers.families.base.StateTerm`), none for most families.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    return () if config.family.state is None else config.family.state(config)
+
+
 def kv_cache_bytes(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp16") -> int | None:
-    """Bytes of the keys and values a decoder keeps for ``batch`` sequences of ``seq_len`` tokens.
+    """Bytes of the cache a decoder keeps for ``batch`` sequences of ``seq_len`` tokens: its keys and values, and any
+    fixed-size state its family keeps beside them (:func:`cache_parts`).
 
     ``2 · L · A_kv · d_k · S · B · bytes per value`` (a sliding window caps S: Mistral keeps ``min(S, W − 1)``
     positions); None for BERT and RoBERTa (encoders: no cache).
     Introduced in ``08_flops_and_memory``.
     """
-    formula = kv_cache_formula(config)
-    if formula is None:
-        return None
-    return _bytes(evaluate(formula, config, B=batch, S=seq_len), dtype)
+    parts = cache_parts(config, batch, seq_len, dtype)
+    return None if parts is None else sum(parts.values(), 0)
 
 
 def activation_bytes_per_layer(config: ModelConfig, batch: int, seq_len: int, recompute: str = NO_RECOMPUTE) -> int:
@@ -389,6 +416,19 @@ def memory_breakdown(memory: Memory) -> str:
         values = f"({render(formula)})" if _sum_at_top(formula) else render(formula)
         out.append(f"KV cache ({memory.dtype}): {values}·{Fraction(DTYPE_BITS[memory.dtype], 8)} bytes"
                    f" = {fmt_int(kv)} bytes ({fmt_bytes(kv)})")
+        terms = state_terms(c)
+        if terms:  # fixed-size state beside the keys and values: each part at its own width
+            parts = cache_parts(c, B, S, memory.dtype)
+            width = Fraction(DTYPE_BITS[memory.dtype], 8)
+            out[-1] = f"KV cache ({memory.dtype}): {fmt_int(kv)} bytes ({fmt_bytes(kv)}) in all, of which"
+            out.append(f"  keys and values: {values}·{width} bytes = {fmt_int(parts['keys and values'])} bytes")
+            for term in terms:
+                size = width if term.bits is None else Fraction(term.bits, 8)
+                fixed = [name for name, bits in DTYPE_BITS.items() if bits == term.bits]
+                kind = memory.dtype if term.bits is None else f"{(fixed or [f'{term.bits}-bit'])[0]} whatever the dtype"
+                text = f"({render(term.values)})" if _sum_at_top(term.values) else render(term.values)
+                out.append(f"  {term.name} ({kind}, constant in S): {text}·{size} bytes = {fmt_int(parts[term.name])} "
+                           "bytes")
         full = memory.kv_cache_full()
         if full is not None and kv:  # a compressed cache (MLA's latent): beside what full keys and values would take
             out.append(f"  (a compressed cache: full multi-head keys and values, "
@@ -426,6 +466,7 @@ def memory_json(memory: Memory) -> dict[str, object]:
             for recipe in TRAINING_STATE
         },
         "kv_cache": memory.kv_cache(),
+        **({"kv_cache_parts": cache_parts(c, memory.batch, memory.seq_len, memory.dtype)} if state_terms(c) else {}),
         **({} if memory.kv_cache_full() is None else {"kv_cache_full": memory.kv_cache_full()}),
         "activations": {"estimate": True, "source": ACTIVATIONS_SOURCE,
                         "per_layer": activation_bytes_per_layer(c, memory.batch, memory.seq_len),

@@ -32,11 +32,16 @@ SOP_HEAD = "SOP head"  # ALBERT's sentence-order prediction, in NSP's place
 DISCRIMINATOR_HEAD = "discriminator head"  # ELECTRA's replaced-token detection
 CLASSIFIER = "classifier"
 QA_HEAD = "QA head"  # the start and end logits of extractive question answering
+LINEAR_ATTENTION = "linear attention"  # Qwen3-Next's Gated DeltaNet layers: projections, convolution, gates
 # a vision-language model's image encoder and the projector into the language model (multiplies no text token)
 VISION = "vision"
 # the FLOPs components that are not parameter components (see helpers.flops)
 ATTENTION_PROJECTIONS = "attention projections"
 ATTENTION_SCORES = "attention scores/values"
+# a linear-attention layer's state update and read-out (Qwen3-Next's gated delta rule), counted by its recurrence
+DELTA_RULE = "gated delta rule (recurrence)"
+# the FLOPs lines no parameter tensor accounts for: matmuls of activations against activations (or a state)
+WITHOUT_PARAMETERS = (ATTENTION_SCORES, DELTA_RULE)
 
 # what a tensor is, as the builder that made it says (never guessed from its name)
 TABLE = "table"  # an embedding table: a lookup (a matmul only where it is also a tied LM head)
@@ -48,7 +53,10 @@ NORM = "norm"  # a LayerNorm / RMSNorm gain γ or shift β
 EXPERT = "expert"
 # the routed experts' biases, fused E × out (GPT-OSS): added, no matmul, but each token adds only its k experts' rows
 EXPERT_BIAS = "expert bias"
-KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT, EXPERT_BIAS)
+# a depthwise convolution's kernel, C × 1 × K_c (Qwen3-Next's conv1d): each of C channels slides its own K_c taps over
+# the positions the kernel computes (``tokens``: the sequence as padded, which may exceed B·S), no mixing of channels
+CONVOLUTION = "convolution"
+KINDS = (TABLE, MATRIX, BIAS, NORM, EXPERT, EXPERT_BIAS, CONVOLUTION)
 
 
 def numel(shape: Iterable[int]) -> int:
@@ -104,6 +112,12 @@ class Param:
         multiplies one expert's slice (:func:`matmul_count`), not the whole tensor.
         """
         return cls(name, tuple(int(n) for n in shape), component, formula, EXPERT, tokens)
+
+    @classmethod
+    def convolution(cls, name: str, shape: tuple[int, ...], component: str, formula: str, tokens: str) -> Param:
+        """A depthwise convolution's kernel (C × 1 × K_c): ``tokens`` positions, each output channel K_c multiply-adds
+        (2·positions·C·K_c FLOPs, as FlopCounterMode counts a convolution)."""
+        return cls(name, tuple(int(n) for n in shape), component, formula, CONVOLUTION, tokens)
 
     @classmethod
     def expert_bias(cls, name: str, shape: tuple[int, ...], component: str, formula: str) -> Param:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -75,6 +77,53 @@ def surplus_flops(c, batch: int, seq_len: int) -> int:
     return evaluate(formula(c), c, B=batch, S=seq_len) if formula is not None else 0
 
 
+@contextlib.contextmanager
+def recurrent_delta_rule() -> Iterator[None]:
+    """transformers' chunked gated-delta-rule kernel (what Qwen3-Next runs on a prefill, on the CPU: chunks of 64, its
+    in-chunk products and the state's matmuls) swapped for its token-by-token recurrence, whose products torch writes
+    elementwise: FlopCounterMode then sees every other matmul and none of the recurrence's, which the engine counts on
+    a line of its own (``helpers.params.DELTA_RULE``; :func:`without_recurrence`). The same outputs, the same cache."""
+    from transformers.models.qwen3_next import modeling_qwen3_next as module
+
+    chunked = module.torch_chunk_gated_delta_rule
+
+    def recurrent(*args: Any, chunk_size: int = 64, **kwargs: Any) -> Any:
+        return module.torch_recurrent_gated_delta_rule(*args, **kwargs)
+
+    module.torch_chunk_gated_delta_rule = recurrent
+    try:
+        yield
+    finally:
+        module.torch_chunk_gated_delta_rule = chunked
+
+
+def without_recurrence(flops) -> tuple[int, int]:
+    """What FlopCounterMode sees of transformers' model, forward and training, from the engine's figures: the whole
+    figures for every family but Qwen3-Next; for it, less the gated-delta-rule line (3× it in training), which runs
+    elementwise under :func:`recurrent_delta_rule`, and, in training, plus what FlopCounterMode adds to a depthwise
+    convolution's backward pass: it prices the weight's gradient as a dense convolution over all C channels (its
+    formula ignores ``groups``), C times the 2·positions·C·K_c it costs, so (C − 1) × the forward FLOPs more."""
+    from helpers.params import CONVOLUTION, DELTA_RULE, param_layout
+    from helpers.flops import matmul_tokens
+
+    c, B, S = flops.config, flops.batch, flops.seq_len
+    state = flops.by_component().get(DELTA_RULE, 0)
+    grouped = sum((n * 2 * matmul_tokens(p, c, B, S) * p.count * (p.shape[0] - 1)
+                   for p, n in param_layout(c).rows() if p.kind == CONVOLUTION), 0)
+    return flops.forward - state, flops.training - 3 * state + grouped
+
+
+def held_bytes(cache) -> int:
+    """Every byte a transformers cache holds after a forward pass, whatever its kind: each layer's keys and values, and
+    a linear-attention layer's convolution and recurrent states (Qwen3-Next's ``LinearAttentionLayer``)."""
+    tensors = []
+    for layer in cache.layers:
+        tensors += [getattr(layer, name, None) for name in ("keys", "values")]
+        for name in ("conv_states", "recurrent_states"):
+            tensors += list(getattr(layer, name, {}).values())
+    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+
+
 def assert_counted_as_built(raw: dict):
     """transformers builds ``raw`` (meta device) and the engine counts it: the same tensors, name by name and shape
     by shape, and the same total. Returns the engine's config."""
@@ -85,6 +134,19 @@ def assert_counted_as_built(raw: dict):
     assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
     return c
+
+
+def assert_refused_as_transformers_refuses(raw: dict, field: str, path: Path) -> None:
+    """transformers refuses ``raw`` (config class or model init); the engine too, naming ``field``, and ``count`` on
+    ``path`` (``raw`` written there) in one line."""
+    from helpers import ConfigError, parse_config
+
+    with pytest.raises(Exception):  # noqa: B017 - whatever transformers raises
+        hf_model(raw)
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    assert info.value.field == field
+    assert_refused(run_cli("count", str(path)), field)
 
 
 def forward_error(raw: dict, device: str = "meta", use_cache: bool = True) -> Exception | int:

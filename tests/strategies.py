@@ -416,6 +416,121 @@ def gpt_oss_configs(draw) -> dict:
 
 
 @st.composite
+def qwen3_next_configs(draw) -> dict:
+    """Qwen3-Next: linear and full attention layers (by full_attention_interval or a drawn layer_types, one full layer
+    at least: the model fails with a cache otherwise), GQA with a
+    head_dim of its own (rotary on a quarter), Gated DeltaNet heads (value heads a multiple of the key heads), a
+    convolution of 1 to 4 taps, E experts (0: every layer dense) with a shared expert, some layers kept dense."""
+    A_kv = draw(st.integers(1, 2))
+    G_k = draw(st.integers(1, 2))
+    L = draw(st.integers(1, 4))
+    E = draw(st.integers(0, 4))
+    config = {
+        "model_type": "qwen3_next",
+        "vocab_size": draw(st.integers(1, 48)),
+        "hidden_size": draw(st.integers(2, 16)),
+        "num_attention_heads": A_kv * draw(st.integers(1, 2)),
+        "num_key_value_heads": A_kv,
+        "head_dim": 2 * draw(st.integers(1, 4)),
+        "num_hidden_layers": L,
+        "intermediate_size": draw(st.integers(1, 16)),
+        "moe_intermediate_size": draw(st.integers(1, 8)),
+        "shared_expert_intermediate_size": draw(st.integers(0, 8)),
+        "num_experts": E,
+        "num_experts_per_tok": draw(st.integers(1, max(E, 1))),
+        "decoder_sparse_step": draw(st.integers(1, 2)),
+        "mlp_only_layers": draw(st.lists(st.integers(0, L - 1), max_size=L, unique=True)),
+        "linear_num_key_heads": G_k,
+        "linear_num_value_heads": G_k * draw(st.integers(1, 2)),
+        "linear_key_head_dim": draw(st.integers(1, 4)),
+        "linear_value_head_dim": draw(st.integers(1, 4)),
+        "linear_conv_kernel_dim": draw(st.integers(1, 4)),
+        "norm_topk_prob": draw(st.booleans()),
+        "attention_bias": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+    if draw(st.booleans()):  # at least one full layer: without one, transformers' cache cannot count its tokens
+        kinds = draw(st.lists(st.sampled_from(["linear_attention", "full_attention"]), min_size=L - 1, max_size=L - 1))
+        at = draw(st.integers(0, L - 1))
+        config["layer_types"] = kinds[:at] + ["full_attention"] + kinds[at:]
+    else:
+        config["full_attention_interval"] = draw(st.integers(1, L))
+    return config
+
+
+@st.composite
+def modernbert_configs(draw) -> dict:
+    """ModernBERT: even heads (rotary pairs) dividing H, a padding index inside the table, every bias switch, the
+    window and the global layers' interval, or a drawn layer_types."""
+    A, L = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    V = draw(st.integers(1, 64))
+    config = {
+        "model_type": "modernbert",
+        "vocab_size": V,
+        "pad_token_id": draw(st.one_of(st.none(), st.integers(0, V - 1))),  # its default, 50283, lies outside
+        "hidden_size": A * 2 * draw(st.integers(1, 4)),
+        "num_attention_heads": A,
+        "num_hidden_layers": L,
+        "intermediate_size": draw(st.integers(1, 40)),
+        "local_attention": draw(st.integers(2, 8)),
+    }
+    for key in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"):
+        if draw(st.booleans()):
+            config[key] = draw(st.booleans())
+    if draw(st.booleans()):
+        config["global_attn_every_n_layers"] = draw(st.integers(1, 3))
+    elif draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(["full_attention", "sliding_attention"]),
+                                              min_size=L, max_size=L))
+    return config
+
+
+@st.composite
+def siglip_configs(draw) -> dict:
+    """A small SigLIP vision tower (Gemma 3's): heads dividing the width, an image of a few patches, a pooling head or not."""
+    A = draw(st.integers(1, 3))
+    patch = draw(st.integers(1, 4))
+    return {"model_type": "siglip_vision_model", "hidden_size": A * draw(st.integers(1, 4)), "num_attention_heads": A,
+            "intermediate_size": draw(st.integers(1, 16)), "num_hidden_layers": draw(st.integers(0, 2)),
+            "num_channels": draw(st.integers(1, 3)), "patch_size": patch, "image_size": patch * draw(st.integers(1, 4)),
+            "vision_use_head": draw(st.booleans())}
+
+
+@st.composite
+def gemma3_configs(draw) -> dict:
+    """Gemma 3 with its tower: a Gemma 3 text config, a SigLIP tower, the projector's pooled tokens, the head's tie."""
+    config = {"model_type": "gemma3", "text_config": draw(gemma3_text_configs()), "vision_config": draw(siglip_configs()),
+              "mm_tokens_per_image": draw(st.integers(1, 4))}
+    if draw(st.booleans()):
+        config["tie_word_embeddings"] = draw(st.sampled_from([True, False, None]))  # null: untied
+    return config
+
+
+@st.composite
+def qwen2_5_vl_configs(draw) -> dict:
+    """Qwen2.5-VL: a Qwen2 text config (A divides H; d_k = H/A even, split into three M-RoPE sections), given flat as
+    published or as ``text_config``; a small vision encoder with its patch merger."""
+    text = draw(qwen2_configs("qwen2"))
+    del text["model_type"]
+    text.pop("head_dim", None)
+    A = text["num_attention_heads"]
+    half = draw(st.integers(1, 3))
+    text["hidden_size"] = 2 * half * A
+    first = draw(st.integers(0, half))
+    second = draw(st.integers(0, half - first))
+    text["rope_scaling"] = {"type": "mrope", "mrope_section": [first, second, half - first - second]}
+    heads = draw(st.integers(1, 2))
+    vision = {"depth": draw(st.integers(0, 2)), "hidden_size": heads * draw(st.integers(1, 4)),
+              "intermediate_size": draw(st.integers(1, 12)), "num_heads": heads,
+              "in_channels": draw(st.integers(1, 3)), "patch_size": draw(st.integers(1, 3)),
+              "temporal_patch_size": draw(st.integers(1, 2)), "spatial_merge_size": draw(st.integers(1, 2)),
+              "out_hidden_size": draw(st.integers(1, 12))}
+    if draw(st.booleans()):
+        return {"model_type": "qwen2_5_vl", "text_config": text, "vision_config": vision}
+    return {"model_type": "qwen2_5_vl", **text, "vision_config": vision}
+
+
+@st.composite
 def llama4_text_configs(draw) -> dict:
     """Llama 4 (text): LLaMA's shapes with a head_dim of their own (Llama 4's default, 128, is said otherwise), E experts
     and k per token with a shared expert, dense layers of their own width, the sparse layers by step or by list, NoPE
@@ -446,27 +561,6 @@ def llama4_text_configs(draw) -> dict:
 
 
 @st.composite
-def siglip_configs(draw) -> dict:
-    """A small SigLIP vision tower (Gemma 3's): heads dividing the width, an image of a few patches, a pooling head or not."""
-    A = draw(st.integers(1, 3))
-    patch = draw(st.integers(1, 4))
-    return {"model_type": "siglip_vision_model", "hidden_size": A * draw(st.integers(1, 4)), "num_attention_heads": A,
-            "intermediate_size": draw(st.integers(1, 16)), "num_hidden_layers": draw(st.integers(0, 2)),
-            "num_channels": draw(st.integers(1, 3)), "patch_size": patch, "image_size": patch * draw(st.integers(1, 4)),
-            "vision_use_head": draw(st.booleans())}
-
-
-@st.composite
-def gemma3_configs(draw) -> dict:
-    """Gemma 3 with its tower: a Gemma 3 text config, a SigLIP tower, the projector's pooled tokens, the head's tie."""
-    config = {"model_type": "gemma3", "text_config": draw(gemma3_text_configs()), "vision_config": draw(siglip_configs()),
-              "mm_tokens_per_image": draw(st.integers(1, 4))}
-    if draw(st.booleans()):
-        config["tie_word_embeddings"] = draw(st.sampled_from([True, False, None]))  # null: untied
-    return config
-
-
-@st.composite
 def llama4_vision_configs(draw) -> dict:
     """Llama 4's vision encoder, small: heads dividing the width, images of a few patches, the adapter's widths."""
     A_v = draw(st.integers(1, 3))
@@ -485,30 +579,6 @@ def llama4_configs(draw) -> dict:
     text = draw(llama4_text_configs())
     del text["model_type"]
     return {"model_type": "llama4", "text_config": text, "vision_config": draw(llama4_vision_configs())}
-
-
-@st.composite
-def qwen2_5_vl_configs(draw) -> dict:
-    """Qwen2.5-VL: a Qwen2 text config (A divides H; d_k = H/A even, split into three M-RoPE sections), given flat as
-    published or as ``text_config``; a small vision encoder with its patch merger."""
-    text = draw(qwen2_configs("qwen2"))
-    del text["model_type"]
-    text.pop("head_dim", None)
-    A = text["num_attention_heads"]
-    half = draw(st.integers(1, 3))
-    text["hidden_size"] = 2 * half * A
-    first = draw(st.integers(0, half))
-    second = draw(st.integers(0, half - first))
-    text["rope_scaling"] = {"type": "mrope", "mrope_section": [first, second, half - first - second]}
-    heads = draw(st.integers(1, 2))
-    vision = {"depth": draw(st.integers(0, 2)), "hidden_size": heads * draw(st.integers(1, 4)),
-              "intermediate_size": draw(st.integers(1, 12)), "num_heads": heads,
-              "in_channels": draw(st.integers(1, 3)), "patch_size": draw(st.integers(1, 3)),
-              "temporal_patch_size": draw(st.integers(1, 2)), "spatial_merge_size": draw(st.integers(1, 2)),
-              "out_hidden_size": draw(st.integers(1, 12))}
-    if draw(st.booleans()):
-        return {"model_type": "qwen2_5_vl", "text_config": text, "vision_config": vision}
-    return {"model_type": "qwen2_5_vl", **text, "vision_config": vision}
 
 
 # one strategy per model_type of helpers.families.FAMILIES
@@ -537,10 +607,12 @@ STRATEGIES = {
     "smollm3": smollm3_configs(),
     "gemma3_text": gemma3_text_configs(),
     "gpt_oss": gpt_oss_configs(),
-    "llama4_text": llama4_text_configs(),
-    "llama4": llama4_configs(),
+    "qwen3_next": qwen3_next_configs(),
+    "modernbert": modernbert_configs(),
     "gemma3": gemma3_configs(),
     "qwen2_5_vl": qwen2_5_vl_configs(),
+    "llama4_text": llama4_text_configs(),
+    "llama4": llama4_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -621,22 +693,18 @@ TINY = {
     "gpt_oss": {"model_type": "gpt_oss", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 3, "intermediate_size": 8,
                 "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4},
-    # Llama 4 (text): layers 0-2 rotary and chunked (4 tokens), layer 3 NoPE and full; layers 1 and 3 sparse (Maverick's
-    # alternation: 4 experts of width 8, 1 per token, a shared expert), layers 0 and 2 dense of width 12
-    "llama4_text": {"model_type": "llama4_text", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
-                    "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4, "intermediate_size": 8,
-                    "intermediate_size_mlp": 12, "num_local_experts": 4, "num_experts_per_tok": 1,
-                    "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
-    # Llama 4 with its vision encoder: the tiny text model above; 28 × 28 images of 14 × 14 patches (2 × 2, one token
-    # after the pixel shuffle), one encoder layer of 2 heads, the adapter and projector 8 wide
-    "llama4": {"model_type": "llama4", "text_config": {"vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
-                                                       "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4,
-                                                       "intermediate_size": 8, "intermediate_size_mlp": 12,
-                                                       "num_local_experts": 4, "num_experts_per_tok": 1,
-                                                       "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
-               "vision_config": {"hidden_size": 16, "num_attention_heads": 2, "intermediate_size": 64,
-                                 "num_hidden_layers": 1, "image_size": 28, "patch_size": 14, "vision_output_dim": 8,
-                                 "projector_input_dim": 8, "projector_output_dim": 8}},
+    # Qwen3-Next: layers 0-2 Gated DeltaNet (2 key heads of 6, 4 value heads of 5, a convolution of 3 taps), layer 3
+    # gated full attention (head_dim 8, 2 of it rotary); layer 0 dense, layers 1-3 sparse (4 experts, 2 per token, a
+    # shared expert of 12); I_e = 8 (transformers' default grouped_mm experts want rows of a multiple of 16 bytes)
+    "qwen3_next": {"model_type": "qwen3_next", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                   "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 4, "intermediate_size": 20,
+                   "moe_intermediate_size": 8, "shared_expert_intermediate_size": 12, "num_experts": 4,
+                   "num_experts_per_tok": 2, "mlp_only_layers": [0], "linear_num_key_heads": 2,
+                   "linear_num_value_heads": 4, "linear_key_head_dim": 6, "linear_value_head_dim": 5,
+                   "linear_conv_kernel_dim": 3},
+    # ModernBERT: layer 0 global, layers 1 and 2 local (|i − j| ≤ 2: local_attention 4), no biases (its defaults)
+    "modernbert": {"model_type": "modernbert", "vocab_size": 40, "pad_token_id": 0, "hidden_size": 16,
+                   "num_attention_heads": 4, "num_hidden_layers": 3, "intermediate_size": 20, "local_attention": 4},
     # Gemma 3 with its tower: the text model above; a SigLIP tower of 2 layers on a 28×28 image of 7×7 patches (16
     # positions) pooled to 4 tokens, without the pooling head (as published)
     "gemma3": {"model_type": "gemma3",
@@ -655,6 +723,22 @@ TINY = {
                    "vision_config": {"depth": 2, "hidden_size": 8, "intermediate_size": 12, "num_heads": 2,
                                      "patch_size": 4, "temporal_patch_size": 2, "spatial_merge_size": 2,
                                      "out_hidden_size": 16, "window_size": 16, "fullatt_block_indexes": [1]}},
+    # Llama 4 (text): layers 0-2 rotary and chunked (4 tokens), layer 3 NoPE and full; layers 1 and 3 sparse (Maverick's
+    # alternation: 4 experts of width 8, 1 per token, a shared expert), layers 0 and 2 dense of width 12
+    "llama4_text": {"model_type": "llama4_text", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4, "intermediate_size": 8,
+                    "intermediate_size_mlp": 12, "num_local_experts": 4, "num_experts_per_tok": 1,
+                    "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
+    # Llama 4 with its vision encoder: the tiny text model above; 28 × 28 images of 14 × 14 patches (2 × 2, one token
+    # after the pixel shuffle), one encoder layer of 2 heads, the adapter and projector 8 wide
+    "llama4": {"model_type": "llama4", "text_config": {"vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                                                       "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4,
+                                                       "intermediate_size": 8, "intermediate_size_mlp": 12,
+                                                       "num_local_experts": 4, "num_experts_per_tok": 1,
+                                                       "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
+               "vision_config": {"hidden_size": 16, "num_attention_heads": 2, "intermediate_size": 64,
+                                 "num_hidden_layers": 1, "image_size": 28, "patch_size": 14, "vision_output_dim": 8,
+                                 "projector_input_dim": 8, "projector_output_dim": 8}},
 }
 
 
@@ -1020,28 +1104,66 @@ def wide_gpt_oss_configs(draw) -> dict:
 
 
 @st.composite
-def wide_llama4_text_configs(draw) -> dict:
-    """Llama 4 (text): the shared keys, attention_bias, E experts (0 included), k per token (0 included; more than E:
-    it builds, cannot run), the dense width, the sparse layers by step (0 and negative included) or by list (indices
-    outside the stack included), the NoPE interval (0 included) or list (empty, or one layer off, included)."""
-    config = draw(wide_decoder_configs("llama4_text"))
-    for key in ("num_key_value_heads", "head_dim", "tie_word_embeddings"):  # null: refused (int and bool fields)
+def wide_qwen3_next_configs(draw) -> dict:
+    """Qwen3-Next: the shared keys (head_dim odd or not, key/value heads that need not divide), layer types by
+    full_attention_interval (0 and null included: transformers divides by it) or listed (legacy names, and types that
+    build no token mixer and cannot run), value heads that need not be a multiple of the key heads, the rotary fraction,
+    E experts (0 or less: all dense), k (more than E: it builds, cannot run), the shared expert (0 wide included)."""
+    config = draw(wide_decoder_configs("qwen3_next"))
+    config.pop("layer_types", None)
+    for key in ("num_key_value_heads", "head_dim", "tie_word_embeddings"):  # null refused: 1 draw in 4 keeps it
         if key in config and config[key] is None and draw(st.integers(0, 3)):
-            del config[key]  # most of the time the default, so that more configs build and run
-    _put(draw, config, "attention_bias", st.booleans(), null=False)
-    E = draw(st.integers(0, 4))
-    config["num_local_experts"] = E
-    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, E, E + 1]))
-    if draw(st.integers(0, 4)):  # absent: 16384 wide, too big to run on the CPU here
-        config["intermediate_size_mlp"] = draw(st.integers(1, 24))
+            del config[key]
     L = config["num_hidden_layers"]
-    _put(draw, config, "interleave_moe_layer_step", st.integers(-1, 3), null=False)
-    _put(draw, config, "moe_layers", st.lists(st.integers(-1, L + 1), max_size=4))
-    _put(draw, config, "no_rope_layer_interval", st.sampled_from([0, 1, 2, 3, 4, 4, 4]), null=False)
-    lengths = st.sampled_from([L] * 4 + [max(L - 1, 0), L + 1])
-    _put(draw, config, "no_rope_layers", lengths.flatmap(lambda n: st.lists(st.integers(0, 1), min_size=n, max_size=n)))
-    for key in ("use_qk_norm", "attn_temperature_tuning"):
-        _put(draw, config, key, st.booleans(), null=False)
+    _put(draw, config, "attention_bias", st.booleans(), null=False)
+    E = draw(st.integers(-1, 4))
+    config["num_experts"] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, max(E, 1), E + 1]))
+    config["moe_intermediate_size"] = draw(st.integers(0, 8))
+    _put(draw, config, "shared_expert_intermediate_size", st.integers(0, 8), null=False)
+    _put(draw, config, "decoder_sparse_step", st.integers(1, 3), null=False)
+    _put(draw, config, "mlp_only_layers", st.lists(st.integers(0, max(L, 1)), max_size=3, unique=True))
+    G_k = draw(st.integers(1, 3))
+    config["linear_num_key_heads"] = G_k
+    config["linear_num_value_heads"] = draw(st.sampled_from([G_k, 2 * G_k, draw(st.integers(1, 4))]))
+    for key in ("linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"):
+        _put(draw, config, key, st.integers(1, 4), null=False)
+    if draw(st.integers(0, 2)) == 0:
+        config["partial_rotary_factor"] = draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, None]))  # null: 1.0
+    choice = draw(st.sampled_from(["interval"] * 3 + ["types"] * 2 + ["neither"]))
+    if choice == "interval":  # mostly one that puts a full layer among the first 3 (a cache needs one)
+        config["full_attention_interval"] = draw(st.one_of(st.integers(1, 3), st.integers(1, 3), st.integers(-2, 4),
+                                                           st.none(), st.just(2.0)))
+    elif choice == "types":
+        length = draw(st.sampled_from([L, L, L, L + 1]))
+        kinds = st.sampled_from(["linear_attention"] * 4 + ["full_attention"] * 4 + ["mamba", "attention",
+                                                                                     "sliding_attention", "moe"])
+        config["layer_types"] = draw(st.lists(kinds, min_size=length, max_size=length))
+    return config
+
+
+@st.composite
+def wide_modernbert_configs(draw) -> dict:
+    """ModernBERT: heads that may not divide H or be odd (rotary pairs), head_dim (read by its rotary embedding
+    only), depth 0 (refused by its config), a padding index anywhere, the window as sliding_window (half of it),
+    the global layers' interval (0 included: transformers divides by it), null switches, classifier_pooling."""
+    config = draw(modernbert_configs())
+    config.pop("layer_types", None)
+    if draw(st.integers(0, 5)) == 0:
+        config["num_attention_heads"] = draw(st.integers(1, 5))
+    if draw(st.integers(0, 7)) == 0:
+        config["hidden_size"] = draw(st.integers(0, 24))
+    noise = {**COMMON_NOISE, "pad_token_id": st.one_of(st.none(), st.integers(-2, 4)),
+             "sliding_window": st.sampled_from([None, *range(9)]),
+             "global_attn_every_n_layers": st.sampled_from([None, -1, 0, 1, 2, 3]),
+             "head_dim": st.sampled_from([None, -1, *range(9)]),
+             "classifier_pooling": st.sampled_from(["cls", "mean", "max"]), "global_rope_theta": st.just(1e4)}
+    config["num_hidden_layers"] = L = draw(st.sampled_from([1, 2, 3, 4, 0]))
+    config = draw(_widened(config, {}, (), noise))
+    if draw(st.integers(0, 3)) == 0:  # full and sliding layers; now and then another type, or one layer too many
+        kinds = st.sampled_from(["full_attention", "sliding_attention"] * 4 + ["chunked_attention", "attention"])
+        length = draw(st.sampled_from([L, L, L, L + 1]))
+        config["layer_types"] = draw(st.one_of(st.none(), st.lists(kinds, min_size=length, max_size=length)))
     return config
 
 
@@ -1077,6 +1199,60 @@ def wide_gemma3_configs(draw) -> dict:
 
 
 @st.composite
+def wide_qwen2_5_vl_configs(draw) -> dict:
+    """Qwen2.5-VL: a wide Qwen2 text config, flat (as published) or as ``text_config`` (head_dim and tie included:
+    keys its text config class keeps but does not read), M-RoPE sections that may not fit the heads; a vision
+    encoder under its keys or their aliases (num_hidden_layers, num_attention_heads)."""
+    text = draw(wide_qwen2_configs("qwen2"))
+    del text["model_type"]
+    _put(draw, text, "rope_scaling", st.builds(lambda a, b, c: {"type": "mrope", "mrope_section": [a, b, c]},
+                                               st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)))
+    half = text["hidden_size"] // text["num_attention_heads"] / 2
+    if half.is_integer() and draw(st.booleans()):  # sections that fit the heads: the forward pass runs
+        first = draw(st.integers(0, int(half)))
+        text["rope_scaling"] = {"type": "mrope", "mrope_section": [first, 0, int(half) - first]}
+    vision = {"hidden_size": draw(st.integers(1, 8)), "intermediate_size": draw(st.integers(1, 8)),
+              "patch_size": draw(st.integers(1, 3)), "out_hidden_size": draw(st.integers(1, 8))}
+    vision[draw(st.sampled_from(["depth", "num_hidden_layers"]))] = draw(st.integers(0, 2))
+    vision[draw(st.sampled_from(["num_heads", "num_attention_heads"]))] = draw(st.integers(1, 3))
+    for key in ("in_channels", "temporal_patch_size", "spatial_merge_size"):
+        _put(draw, vision, key, st.integers(1, 2), null=False)
+    config: dict = {"model_type": "qwen2_5_vl"}
+    if draw(st.booleans()):
+        _sub(draw, config, "text_config", text)
+    else:
+        config.update(text)
+    _sub(draw, config, "vision_config", vision)
+    return config
+
+
+@st.composite
+def wide_llama4_text_configs(draw) -> dict:
+    """Llama 4 (text): the shared keys, attention_bias, E experts (0 included), k per token (0 included; more than E:
+    it builds, cannot run), the dense width, the sparse layers by step (0 and negative included) or by list (indices
+    outside the stack included), the NoPE interval (0 included) or list (empty, or one layer off, included)."""
+    config = draw(wide_decoder_configs("llama4_text"))
+    for key in ("num_key_value_heads", "head_dim", "tie_word_embeddings"):  # null: refused (int and bool fields)
+        if key in config and config[key] is None and draw(st.integers(0, 3)):
+            del config[key]  # most of the time the default, so that more configs build and run
+    _put(draw, config, "attention_bias", st.booleans(), null=False)
+    E = draw(st.integers(0, 4))
+    config["num_local_experts"] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, E, E + 1]))
+    if draw(st.integers(0, 4)):  # absent: 16384 wide, too big to run on the CPU here
+        config["intermediate_size_mlp"] = draw(st.integers(1, 24))
+    L = config["num_hidden_layers"]
+    _put(draw, config, "interleave_moe_layer_step", st.integers(-1, 3), null=False)
+    _put(draw, config, "moe_layers", st.lists(st.integers(-1, L + 1), max_size=4))
+    _put(draw, config, "no_rope_layer_interval", st.sampled_from([0, 1, 2, 3, 4, 4, 4]), null=False)
+    lengths = st.sampled_from([L] * 4 + [max(L - 1, 0), L + 1])
+    _put(draw, config, "no_rope_layers", lengths.flatmap(lambda n: st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    for key in ("use_qk_norm", "attn_temperature_tuning"):
+        _put(draw, config, key, st.booleans(), null=False)
+    return config
+
+
+@st.composite
 def wide_llama4_configs(draw) -> dict:
     """Llama 4 with its vision encoder: a wide text_config (absent or null: Llama4TextConfig's defaults), a vision_config
     drawn wide (absent or null: the defaults; heads that do not divide the width, more heads than width; another
@@ -1100,30 +1276,6 @@ def wide_llama4_configs(draw) -> dict:
     return config
 
 
-@st.composite
-def wide_qwen2_5_vl_configs(draw) -> dict:
-    """Qwen2.5-VL: a wide Qwen2 text config, flat (as published) or as ``text_config`` (head_dim and tie included:
-    keys its text config class keeps but does not read), M-RoPE sections that may not fit the heads; a vision
-    encoder under its keys or their aliases (num_hidden_layers, num_attention_heads)."""
-    text = draw(wide_qwen2_configs("qwen2"))
-    del text["model_type"]
-    _put(draw, text, "rope_scaling", st.builds(lambda a, b, c: {"type": "mrope", "mrope_section": [a, b, c]},
-                                               st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)))
-    vision = {"hidden_size": draw(st.integers(1, 8)), "intermediate_size": draw(st.integers(1, 8)),
-              "patch_size": draw(st.integers(1, 3)), "out_hidden_size": draw(st.integers(1, 8))}
-    vision[draw(st.sampled_from(["depth", "num_hidden_layers"]))] = draw(st.integers(0, 2))
-    vision[draw(st.sampled_from(["num_heads", "num_attention_heads"]))] = draw(st.integers(1, 3))
-    for key in ("in_channels", "temporal_patch_size", "spatial_merge_size"):
-        _put(draw, vision, key, st.integers(1, 2), null=False)
-    config: dict = {"model_type": "qwen2_5_vl"}
-    if draw(st.booleans()):
-        _sub(draw, config, "text_config", text)
-    else:
-        config.update(text)
-    _sub(draw, config, "vision_config", vision)
-    return config
-
-
 WIDE.update({
     "llama": wide_llama_configs("llama"),
     "mistral": wide_decoder_configs("mistral"),
@@ -1139,8 +1291,10 @@ WIDE.update({
     "smollm3": wide_smollm3_configs(),
     "gemma3_text": wide_gemma3_text_configs(),
     "gpt_oss": wide_gpt_oss_configs(),
-    "llama4_text": wide_llama4_text_configs(),
-    "llama4": wide_llama4_configs(),
+    "qwen3_next": wide_qwen3_next_configs(),
+    "modernbert": wide_modernbert_configs(),
     "gemma3": wide_gemma3_configs(),
     "qwen2_5_vl": wide_qwen2_5_vl_configs(),
+    "llama4_text": wide_llama4_text_configs(),
+    "llama4": wide_llama4_configs(),
 })

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import reduce
+
 import pytest
 
 from helpers import ConfigError, count_model, load_config, model_names, param_table, parse_config
@@ -24,17 +26,22 @@ def test_bert_base_sizes():
     assert c.architecture == "BertModel"
 
 
+def config_field(config, key: str):
+    """A config class's field; ``"vision_config.hidden_size"`` in its sub-config (a composite: Gemma 3's tower)."""
+    return reduce(lambda sub, part: getattr(sub, part, None), key.split("."), config)
+
+
 def test_transformers_defaults_agree_with_ours():
     transformers = pytest.importorskip("transformers")
     for model_type, family in FAMILIES.items():  # BertConfig, GPT2Config ... through the class each family mirrors
         theirs = getattr(transformers, family.architecture).config_class()
         ours = parse_config({"model_type": model_type})
         for size in FAMILIES[model_type].sizes:
-            value = getattr(theirs, size.key, None)  # None: derived later (gpt2's n_inner) or no field (qwen2 head_dim)
+            value = config_field(theirs, size.key)  # None: derived later (gpt2's n_inner) or no field (qwen2 head_dim)
             if value is not None:
                 assert ours[size.symbol] == value, (model_type, size.key)
         for flag in FAMILIES[model_type].flags:
-            assert bool(getattr(theirs, flag.key)) == flag.default, (model_type, flag.key)
+            assert bool(config_field(theirs, flag.key)) == flag.default, (model_type, flag.key)
 
 
 def test_gpt2_reads_the_names_transformers_maps():

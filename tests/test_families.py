@@ -21,12 +21,13 @@ from helpers.config import MODELS_DIR
 from helpers.families import FAMILIES
 from helpers.flops import ATTENTION_SCORES, flop_formulas, forward_flops, max_seq_len
 from helpers.memory import Memory, kv_cache_bytes, kv_cache_formula, parameter_tensors
-from helpers.params import BIAS, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, VISION, param_layout
+from helpers.params import BIAS, CONVOLUTION, EXPERT, EXPERT_BIAS, KINDS, MATRIX, NORM, TABLE, VISION, param_layout
 
 from .conftest import (
-    ROOT, assert_answered_where_transformers_runs, assert_refused, hf_model, run_cli,
+    ROOT, assert_answered_where_transformers_runs, assert_refused, held_bytes, hf_model, run_cli,
 )
 from .strategies import STRATEGIES, TINY
+from .test_config import config_field
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -39,13 +40,6 @@ SHIPPED = {name: json.loads((MODELS_DIR / f"{name}.json").read_text())["model_ty
            sorted(p.stem for p in MODELS_DIR.glob("*.json"))}
 
 
-def field(config, key: str):
-    """A config class's field, ``"vision_config.hidden_size"`` read in its sub-config; None where there is none."""
-    for part in key.split("."):
-        config = getattr(config, part, None)
-    return config
-
-
 @pytest.mark.parametrize("model_type", list(FAMILIES))
 def test_every_family_is_present_everywhere(model_type):
     family = FAMILIES[model_type]
@@ -55,11 +49,11 @@ def test_every_family_is_present_everywhere(model_type):
     assert theirs.model_type == model_type
     c = parse_config({"model_type": model_type})
     for size in family.sizes:
-        value = field(theirs, size.key)  # None: no such field (Qwen2 reads head_dim by getattr)
+        value = config_field(theirs, size.key)  # None: no such field (Qwen2 reads head_dim by getattr)
         if value is not None:
             assert c[size.symbol] == value, size.key
     for flag in family.flags:
-        assert bool(field(theirs, flag.key)) == flag.default, flag.key
+        assert bool(config_field(theirs, flag.key)) == flag.default, flag.key
     # the layout: every tensor has a kind; matrices say which tokens they multiply, nothing else does but a tied table
     for p, _ in param_layout(c).rows():
         assert p.kind in KINDS, p.name
@@ -74,6 +68,8 @@ def test_every_family_is_present_everywhere(model_type):
             assert p.tokens == "B*S*k" and len(p.shape) == 3, p.name
         elif p.kind == EXPERT_BIAS:  # their biases, E × out: each routed token slot adds one expert's row
             assert p.tokens == "B*S*k" and len(p.shape) == 2, p.name
+        elif p.kind == CONVOLUTION:  # a depthwise kernel, C × 1 × K_c, over the positions it computes
+            assert p.tokens and len(p.shape) == 3 and p.shape[1] == 1, p.name
         else:
             assert p.kind in (BIAS, NORM) and p.tokens == "" and len(p.shape) == 1, p.name
     # parameter formulas (count_model checks them against the tensors), FLOP formulas with attention scores
@@ -110,8 +106,7 @@ def test_kv_cache_is_what_transformers_returns_for_every_decoder(model_type, S):
     with torch.no_grad():
         cache = model(input_ids=input_ids, use_cache=True, **extra).past_key_values
     caches = (cache.self_attention_cache, cache.cross_attention_cache) if extra else (cache,)
-    measured = sum(t.numel() * t.element_size() for one in caches for layer in one.layers
-                   for t in (layer.keys, layer.values))
+    measured = sum(held_bytes(one) for one in caches)  # keys and values, and a linear attention's states
     assert measured == kv_cache_bytes(c, B, S, "fp32")
 
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import ConfigError, count_model, load_config, param_table, parse_config
+from helpers import ConfigError, count_model, load_config, param_table, parse_config, torch_ref
 from helpers.config import raw_config
 from helpers.families import gemma3, qwen2_5_vl
 from helpers.flops import forward_flops, six_n_d_gap
@@ -26,6 +26,7 @@ from helpers.params import VISION, evaluate
 
 from .conftest import assert_refused, hf_model, run_cli
 from .strategies import STRATEGIES, TINY
+from .test_family_gpt_oss import measured_flops, table
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -38,10 +39,6 @@ RANDOM = settings(max_examples=12, deadline=None, derandomize=True, database=Non
 TOWER = ("model.vision_tower.", "model.multi_modal_projector.", "model.visual.")
 
 
-def table(model) -> list[tuple[str, tuple[int, ...]]]:
-    return [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-
-
 def built_as_counted(raw: dict):
     """The engine's config, after checking its table and total against transformers' meta build."""
     c = parse_config(copy.deepcopy(raw))
@@ -49,12 +46,6 @@ def built_as_counted(raw: dict):
     assert [(p.name, p.shape) for p in param_table(c)] == table(model)
     assert count_model(c).total == sum(p.numel() for p in model.parameters())
     return c, model
-
-
-def measured_flops(model, B: int, S: int) -> int:
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(torch.zeros(B, S, dtype=torch.long), use_cache=True)
-    return counter.get_total_flops()
 
 
 @pytest.mark.parametrize(("name", "total"), SHIPPED.items())
@@ -134,6 +125,7 @@ def test_which_tie_word_embeddings_ties_the_head(raw, tied):
     ({"model_type": "qwen2_5_vl", "text_config": {"hidden_size": 10, "num_attention_heads": 3}},
      "text_config.num_attention_heads"),
     ({"model_type": "qwen2_5_vl", "vision_config": {"hidden_size": 2, "num_heads": 3}}, "vision_config.num_heads"),
+    ({"model_type": "qwen2_5_vl", "vision_config": {"fullatt_block_indexes": 3}}, "vision_config.fullatt_block_indexes"),
 ])
 def test_refused_where_transformers_refuses_naming_the_key(raw, field, write_config):
     with pytest.raises(Exception):  # noqa: B017 - whatever transformers raises
@@ -184,19 +176,45 @@ def test_tiny_text_flops_equal_flop_counter(model_type):
             6 * B * S * count_model(c).components[VISION])
 
 
+@pytest.mark.parametrize("source", ["transformers", "torch_ref"])
 @pytest.mark.parametrize("head", [False, True])
-def test_gemma3_image_flops_equal_flop_counter(head):
-    """Gemma 3's images: the tower, its pooling head where built, and the projector, per image, as stated."""
+def test_gemma3_image_flops_equal_flop_counter(head, source):
+    """Gemma 3's images: the tower, its pooling head where built, and the projector, per image, as stated; the same
+    in transformers and in the plain-torch reference."""
     raw = copy.deepcopy(TINY["gemma3"])
     raw["vision_config"]["vision_use_head"] = head
     c = parse_config(copy.deepcopy(raw))
     torch.manual_seed(0)
-    model = hf_model(raw, "cpu").eval()
+    if source == "transformers":
+        model = hf_model(raw, "cpu").eval()
+        features = model.model.get_image_features
+    else:
+        model = torch_ref.build(c, "cpu").eval()
+        features = model.image_features
     images = 3
     pixels = torch.randn(images, 3, c["R_v"], c["R_v"])
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model.model.get_image_features(pixels)
+        features(pixels)
     assert counter.get_total_flops() == images * evaluate(gemma3.vision_flops(c), c)
+
+
+@pytest.mark.parametrize(("vision", "grids"), [
+    ({}, [(1, 8, 8), (2, 8, 12), (1, 4, 4), (1, 6, 10), (1, 2, 14)]),  # windows of 2 × 2 merged patches, some cut short
+    ({"window_size": 24, "fullatt_block_indexes": [0, 5]}, [(1, 6, 6), (1, 10, 4)]),  # 3 × 3 windows; block 5: none
+])
+def test_qwen2_5_vl_image_flops_equal_flop_counter(vision, grids):
+    """Qwen2.5-VL's images and videos through the vision encoder: full attention per frame in the
+    fullatt_block_indexes blocks, windows in the others (the last window of a side shorter), as image_flops says."""
+    raw = copy.deepcopy(TINY["qwen2_5_vl"])
+    raw["vision_config"].update(vision)
+    c = parse_config(copy.deepcopy(raw))
+    torch.manual_seed(0)
+    model = hf_model(raw, "cpu").eval()
+    for t, h, w in grids:
+        pixels = torch.randn(t * h * w, c["C_v"] * c["t_v"] * c["p_v"] ** 2)
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model.model.get_image_features(pixels, torch.tensor([[t, h, w]]))
+        assert counter.get_total_flops() == qwen2_5_vl.image_flops(c, h, w, t), (t, h, w)
 
 
 def test_flops_says_what_it_counts(write_config):

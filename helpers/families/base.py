@@ -76,6 +76,20 @@ def nest(layout: Layout, renames: Mapping[str, str], before: tuple[Block, ...] =
 
 
 @dataclass(frozen=True)
+class StateTerm:
+    """A fixed-size part of a decoder's cache, beside its keys and values: constant in S, with its own byte width.
+
+    ``values`` is a formula over the config's symbols and ``B``; ``bits`` the width of each value: None for the
+    cache's dtype (the model's, as the keys and values), or a fixed width whatever the model's dtype (Qwen3-Next's
+    recurrent state, which transformers keeps in fp32: 32). :func:`helpers.memory.kv_cache_bytes` adds every term.
+    """
+
+    name: str
+    values: str
+    bits: int | None = None
+
+
+@dataclass(frozen=True)
 class Family:
     """One ``model_type``: how its ``config.json`` reads, its tensors, its formulas, its FLOPs and its KV cache.
 
@@ -126,6 +140,8 @@ class Family:
     * ``kv_cache_full``: for a cache that holds a compressed form (DeepSeek-V3's latent attention), the values
       full multi-head keys and values would take, as attention uses them (the figure the saving is measured
       against); None: the cache already holds full keys and values;
+    * ``state``: the cache's fixed-size terms besides keys and values (:class:`StateTerm`: Qwen3-Next's linear-attention
+      layers keep a convolution state at the model's dtype and a recurrent state in fp32, constant in S); None: none;
     * ``positions``: the longest sequence its position table covers (None: rotary, no table);
     * ``torch_ref``: the class of :mod:`helpers.torch_ref` that builds it from plain torch modules;
     * ``classes``: the other transformers classes of the family the engine counts (``--class``), by name:
@@ -149,6 +165,7 @@ class Family:
     positions: Callable[[ModelConfig], int | None]
     kv_cache: Callable[[ModelConfig], str] | None = None
     kv_cache_full: Callable[[ModelConfig], str] | None = None
+    state: Callable[[ModelConfig], tuple[StateTerm, ...]] | None = None
     flags: tuple[Flag, ...] = ()
     refused: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     derive: Callable[[dict[str, int], Mapping[str, str]], None] | None = None

@@ -48,6 +48,11 @@ class HeadParts:
 Head = Callable[[ModelConfig], HeadParts]
 
 
+def _on(bias: bool | str, c: ModelConfig) -> bool:
+    """Whether a part has its bias: ``bias`` itself, or the value of the flag it names (ModernBERT's ``norm_bias``)."""
+    return c.flags[bias] if isinstance(bias, str) else bias
+
+
 def _product(out: str, width: str) -> str:
     """The formula of an ``out × width`` weight: ``H**2``, ``2*H``, ``H`` (one output) ..."""
     if out == width:
@@ -55,18 +60,20 @@ def _product(out: str, width: str) -> str:
     return width if out == "1" else f"{out}*{width}"
 
 
-def linear(name: str, out: str, component: str, tokens: str = "B*S", width: str = "H", bias: bool = True) -> Head:
+def linear(name: str, out: str, component: str, tokens: str = "B*S", width: str = "H",
+           bias: bool | str = True) -> Head:
     """An ``nn.Linear(width, out)`` called ``name`` (``out``, ``width``: symbols or numbers, ``"C"``, ``"2"``).
 
     No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
-    ``tokens``: what it multiplies (``"B"``: the [CLS] or last token of each sequence).
+    ``tokens``: what it multiplies (``"B"``: the [CLS] or last token of each sequence); ``bias``: whether it has
+    one, or the flag that says so (ModernBERT's ``classifier_bias``).
     """
 
     def parts(c: ModelConfig) -> HeadParts:
         rows, cols = evaluate(out, c), evaluate(width, c)
         params = [Param.matrix(f"{name}.weight", (rows, cols), component, _product(out, width), tokens=tokens)]
         formula = _product(out, width)
-        if bias:
+        if _on(bias, c):
             params.append(Param.bias(f"{name}.bias", (rows,), component, out))
             formula += f" + {out}"
         return HeadParts(params, {component: formula})
@@ -74,13 +81,16 @@ def linear(name: str, out: str, component: str, tokens: str = "B*S", width: str 
     return parts
 
 
-def layer_norm(name: str, component: str, width: str = "H") -> Head:
-    """An ``nn.LayerNorm(width)`` called ``name``: γ and β.
+def layer_norm(name: str, component: str, width: str = "H", bias: bool | str = True) -> Head:
+    """An ``nn.LayerNorm(width)`` called ``name``: γ and β (γ alone without ``bias``, or where the flag it names is
+    off: ModernBERT's ``norm_bias``).
     No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
     """
 
     def parts(c: ModelConfig) -> HeadParts:
         n = evaluate(width, c)
+        if not _on(bias, c):
+            return HeadParts([Param.norm(f"{name}.weight", (n,), component, width)], {component: width})
         return HeadParts([Param.norm(f"{name}.weight", (n,), component, width),
                           Param.norm(f"{name}.bias", (n,), component, width)], {component: f"2*{width}"})
 
@@ -98,13 +108,15 @@ def own_bias(name: str, component: str = MLM_HEAD) -> Head:
     return parts
 
 
-def decoder(name: str, table: str, width: str = "H", bias_tied_to: str | None = None) -> Head:
+def decoder(name: str, table: str, width: str = "H", bias_tied_to: str | None = None,
+            bias: bool | str = True) -> Head:
     """An MLM head's ``nn.Linear(width, V)`` whose weight is the token table ``table`` when tied.
 
     No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
     Tied, its weight is the table (counted there) and its bias is ``bias_tied_to``
     (BERT, RoBERTa, ALBERT: the head's own bias) or its own (ELECTRA, DistilBERT); untied (``tie_word_embeddings:
     false``), transformers ties nothing: a V × width weight and a V bias of its own, beside ``bias_tied_to``.
+    ``bias``: whether the decoder has a bias of its own, or the flag that says so (ModernBERT's ``decoder_bias``).
     """
 
     def parts(c: ModelConfig) -> HeadParts:
@@ -114,10 +126,13 @@ def decoder(name: str, table: str, width: str = "H", bias_tied_to: str | None = 
             weight = Param.table(f"{name}.weight", (V, W), EMBEDDINGS, f"V*{width}", tokens="B*S")
         else:
             weight = Param.matrix(f"{name}.weight", (V, W), MLM_HEAD, f"V*{width}")
-        params = [weight, Param.bias(f"{name}.bias", (V,), MLM_HEAD, "V")]
+        own = _on(bias, c)
+        params = [weight, Param.bias(f"{name}.bias", (V,), MLM_HEAD, "V")] if own else [weight]
         if not tied:
-            return HeadParts(params, {MLM_HEAD: f"V*{width} + V"})
+            return HeadParts(params, {MLM_HEAD: f"V*{width} + V" if own else f"V*{width}"})
         ties = {f"{name}.weight": table}
+        if not own:
+            return HeadParts(params, {}, ties)
         if bias_tied_to is not None:
             ties[f"{name}.bias"] = bias_tied_to
             return HeadParts(params, {}, ties)

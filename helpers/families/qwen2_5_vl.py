@@ -15,17 +15,18 @@ concatenated (``H_v·m_v²`` wide) into the text width ``out_hidden_size`` (O_v)
 the ``vision`` component; windows and M-RoPE change no tensor.
 
 FLOPs, memory: the text tokens through the language model, as FlopCounterMode counts a forward pass on
-``input_ids`` alone (the tower multiplies no text token); an image's cost depends on its grid and its windows and
-is not modelled (``flops`` says so). The KV cache is the language model's (Qwen2's, a window only with
+``input_ids`` alone (the tower multiplies no text token); an image's cost depends on its grid and its windows:
+:func:`image_flops` (``flops`` prints it for one image). The KV cache is the language model's (Qwen2's, a window only with
 ``use_sliding_window``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param
+from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate
 from . import qwen2
 from .base import Family, TextConfig, nest
 
@@ -33,6 +34,9 @@ V_ = "vision_config."
 # Qwen2_5_VLTextConfig's defaults where they differ from Qwen2Config's (a key the file leaves out)
 TEXT_DEFAULTS = {"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80,
                  "num_attention_heads": 64, "num_key_value_heads": 8, "max_window_layers": 80}
+
+
+FULL_BLOCKS = (7, 15, 23, 31)  # Qwen2_5_VLVisionConfig's fullatt_block_indexes
 
 
 def _given(raw: Mapping[str, Any], key: str) -> str:
@@ -56,6 +60,10 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: dict[str, bool]) 
         key = V_ + ("num_attention_heads" if raw.get(V_ + "num_attention_heads") is not None else "num_heads")
         raise ConfigError(key, f"{sizes['A_v']} heads of {V_}hidden_size = {sizes['H_v']} are 0 wide (the vision "
                                "attention divides by the square root of the width of a head)")
+    blocks = raw.get(V_ + "fullatt_block_indexes", FULL_BLOCKS)
+    if not isinstance(blocks, (list, tuple)):  # Qwen2_5_VLVisionConfig declares a list of ints
+        raise ConfigError(V_ + "fullatt_block_indexes", f"must be a list of block indices, got {json.dumps(blocks)}")
+    sizes["L_vf"] = sum(1 for i in range(sizes["L_v"]) if i in blocks)  # blocks attending over the whole image
     if raw.get("text_config.tie_word_embeddings"):
         flags["tie_word_embeddings"] = True
 
@@ -131,6 +139,46 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     return {**qwen2.formulas(c), VISION: VISION_FORMULA}
 
 
+def _windows(side: int, k: int) -> int:
+    """Σ n² over the windows along one side of ``side`` merged patches cut in windows of ``k`` (the last one shorter)."""
+    return (side // k) * k**2 + (side % k) ** 2
+
+
+IMAGE_FLOPS = ("2*N*H_v*C_v*t_v*p_v**2 + L_v*(8*N*H_v**2 + 6*N*H_v*I_v) + 4*L_vf*t*(h*w)**2*H_v"
+               " + 4*(L_v - L_vf)*t*m_v**4*H_v*R_h*R_w + 2*N*H_v**2*m_v**2 + 2*N*H_v*O_v")
+
+
+def image_flops(c: ModelConfig, h: int, w: int, t: int = 1) -> int:
+    """Forward FLOPs of one image (or video) of ``t`` × ``h`` × ``w`` patches through the vision encoder, as
+    FlopCounterMode counts them with eager attention: :data:`IMAGE_FLOPS` over N = t·h·w patches.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``. The patch convolution; per block the
+    qkv and output projections and the SwiGLU MLP; the scores and values over each frame's h·w patches in the
+    ``fullatt_block_indexes`` blocks (L_vf of them) and, in the others, over windows of k × k merged patches
+    (k = window_size // m_v // p_v; Σ n² = m_v⁴·R_h·R_w, R = ⌊side/k⌋·k² + (side mod k)², the last window of a
+    side shorter); the merger's two matrices on N / m_v² merged tokens. ``h`` and ``w`` must be multiples of m_v.
+    """
+    m, k = c["m_v"], c["W_v"] // c["m_v"] // c["p_v"]
+    if h % m or w % m or k < 1:
+        raise ValueError(f"{h} × {w} patches: sides must be multiples of spatial_merge_size {m}, and a window of "
+                         f"window_size {c['W_v']} must hold a merged patch (k = {k})")
+    return evaluate(IMAGE_FLOPS, c, N=t * h * w, t=t, h=h, w=w, R_h=_windows(h // m, k), R_w=_windows(w // m, k))
+
+
+def notes(c: ModelConfig) -> list[str]:
+    """What ``flops`` counts (the text tokens) and what an image of 16·m_v × 16·m_v patches adds.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    side = 16 * c["m_v"]
+    try:
+        image = f"adds {image_flops(c, side, side):,} FLOPs (eager attention, windows of {c['W_v']} pixels)"
+    except ValueError:
+        image = f"cannot run: no merged patch fits a window of {c['W_v']} pixels"
+    return [f"text tokens only (input_ids through the language model); one {side * c['p_v']}×{side * c['p_v']} image "
+            f"({side}×{side} patches) through the vision encoder {image}"]
+
+
 QWEN2_5_VL = Family(
     model_type="qwen2_5_vl",
     architecture="Qwen2_5_VLForConditionalGeneration",
@@ -146,6 +194,7 @@ QWEN2_5_VL = Family(
         Size(V_ + "temporal_patch_size", "t_v", 2),
         Size(V_ + "spatial_merge_size", "m_v", 2),
         Size(V_ + "out_hidden_size", "O_v", 3584),
+        Size(V_ + "window_size", "W_v", 112, minimum=-2**63),  # pixels; no tensor
     ),
     flags=(Flag("tie_word_embeddings", False),),
     read=read,
@@ -156,7 +205,6 @@ QWEN2_5_VL = Family(
     flops=qwen2.QWEN2.flops,
     kv_cache=qwen2.QWEN2.kv_cache,
     positions=lambda c: None,
-    notes=lambda c: ["text tokens only (input_ids through the language model); the vision encoder's FLOPs depend on "
-                     "each image's grid and windows and are not counted here"],
+    notes=notes,
     torch_ref="Qwen2_5_VLForConditionalGeneration",
 )

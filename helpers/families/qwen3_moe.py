@@ -23,8 +23,11 @@ from .base import Family, layer_runs, mixed_stack
 from .heads import decoder_classes, expand_experts
 
 
-def _is_sparse(c: ModelConfig, i: int) -> bool:
-    """Whether layer ``i`` holds the experts (Qwen3MoeDecoderLayer's test)."""
+def is_sparse(c: ModelConfig, i: int) -> bool:
+    """Whether layer ``i`` holds the experts (Qwen3MoeDecoderLayer's test, and Qwen3NextDecoderLayer's).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
     return i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
 
 
@@ -36,7 +39,7 @@ def _runs(c: ModelConfig) -> list[tuple[range, bool]]:
     if s == 1:  # sparse everywhere but the dense layers listed: cut at those
         dense = sorted(j for j in set(c.lists["mlp_only_layers"]) if 0 <= j < L)
         return [(run, not is_dense) for run, is_dense in layer_runs(L, dense)]
-    return layer_runs(L, [i for i in range(s - 1, L, s) if _is_sparse(c, i)])
+    return layer_runs(L, [i for i in range(s - 1, L, s) if is_sparse(c, i)])
 
 
 def _experts(c: ModelConfig) -> list[Param]:
@@ -53,8 +56,8 @@ def _layout(c: ModelConfig) -> Layout:
     head, stack, tail = dense.blocks
     sparse, at = list(stack.params), [i for i, p in enumerate(stack.params) if p.name.startswith("mlp.")]
     sparse[at[0]:at[-1] + 1] = _experts(c)
-    layers = tuple(Block(stack.prefix, tuple(sparse) if is_sparse else stack.params, run)
-                   for run, is_sparse in _runs(c))
+    layers = tuple(Block(stack.prefix, tuple(sparse) if sparse_run else stack.params, run)
+                   for run, sparse_run in _runs(c))
     return Layout((head, *layers, tail))
 
 
@@ -75,11 +78,12 @@ def _flops(c: ModelConfig) -> dict[str, str]:
     return {**llama.FLOPS, FEED_FORWARD: _feed_forward(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H")}
 
 
-def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
-    """``mlp_only_layers`` (the layers kept dense), L_e (the sparse layers) and the checks that need them."""
-    if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # no layer (L = 0): no attention to fail
-        raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
-                                      "num_attention_heads)")
+def read_sparse_layers(raw: Mapping[str, Any], sizes: dict[str, int]) -> tuple[int, ...]:
+    """``mlp_only_layers`` (the layers kept dense, as listed) and L_e, the sparse layers, into ``sizes``: layer ``i`` is
+    sparse when E > 0, ``(i + 1) % s == 0`` and ``i`` is not listed (Qwen3-MoE's and Qwen3-Next's decoder layers).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
     listed = raw.get("mlp_only_layers")
     if listed is None:
         listed = []
@@ -89,6 +93,15 @@ def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, boo
     L, E, s = sizes["L"], sizes["E"], sizes["s"]
     kept_dense = sum(1 for i in set(dense) if 0 <= i < L and (i + 1) % s == 0)
     sizes["L_e"] = L // s - kept_dense if E > 0 else 0  # layers s − 1, 2s − 1, ... less those kept dense
+    return dense
+
+
+def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+    """``mlp_only_layers`` (the layers kept dense), L_e (the sparse layers) and the checks that need them."""
+    if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # no layer (L = 0): no attention to fail
+        raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
+                                      "num_attention_heads)")
+    dense = read_sparse_layers(raw, sizes)
     switch = raw.get("use_sliding_window", False)
     if not isinstance(switch, bool):
         raise ConfigError("use_sliding_window", f"must be true or false, got {json.dumps(switch)}")

@@ -24,3 +24,4 @@ from .decoders import *  # noqa: F401,F403
 from .costs import *  # noqa: F401,F403
 from .budgets import *  # noqa: F401,F403
 from .modern import *  # noqa: F401,F403
+from .today import *  # noqa: F401,F403

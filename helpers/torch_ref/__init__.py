@@ -41,6 +41,7 @@ from .bert import *  # noqa: F403
 from .deepseek_v3 import *  # noqa: F403
 from .distilbert import *  # noqa: F403
 from .gemma import *  # noqa: F403
+from .gemma3 import *  # noqa: F403
 from .gemma3_text import *  # noqa: F403
 from .gpt2 import *  # noqa: F403
 from .gpt_neox import *  # noqa: F403
@@ -48,11 +49,14 @@ from .gpt_oss import *  # noqa: F403
 from .llama import *  # noqa: F403
 from .llama4 import *  # noqa: F403
 from .llama4_text import *  # noqa: F403
+from .modernbert import *  # noqa: F403
 from .moe import *  # noqa: F403
 from .olmo2 import *  # noqa: F403
 from .opt import *  # noqa: F403
 from .phi3 import *  # noqa: F403
 from .qwen import *  # noqa: F403
+from .qwen2_5_vl import *  # noqa: F403
+from .qwen3_next import *  # noqa: F403
 from .smollm3 import *  # noqa: F403
 from .t5 import *  # noqa: F403
 

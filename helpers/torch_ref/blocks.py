@@ -97,14 +97,15 @@ class RMSNorm(nn.Module):
         return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
-def rotary_angles(d_k: int, S: int, device: torch.device | str,
-                  dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def rotary_angles(d_k: int, S: int, device: torch.device | str, dtype: torch.dtype = torch.float32,
+                  base: float = 10000) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin of the rotary angles, [1, S, d_k]: position × frequency, elementwise (no matmul, no parameter).
 
     Built as transformers 5 builds them (an outer product by broadcasting), so FlopCounterMode counts 0.
+    ``base``: θ, the wavelength scale (10,000 as in RoFormer; ModernBERT's global layers 160,000).
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
+    inv_freq = 1.0 / (base ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
     positions = torch.arange(S, device=device, dtype=torch.float32)
     freqs = (positions[:, None] * inv_freq[None, :])[None]
     angles = torch.cat((freqs, freqs), dim=-1)
