@@ -37,7 +37,7 @@ from .config import DATA_DIR, ConfigError, ModelConfig, read_json
 from .flops import (ATTENTION_SCORES, forward_flops, matmul_parameters, matmul_tokens, max_seq_len,
                     non_embedding_parameters, six_n_d)
 from .memory import ADAMW_FP32, ADAMW_MIXED, MemoryPart, fmt_bytes, kv_cache_bytes, kv_cache_formula, weight_bytes
-from .params import EMBEDDINGS, Param, evaluate, param_layout
+from .params import CONVOLUTION, DELTA_RULE, EMBEDDINGS, EXPERT, EXPERT_BIAS, LM_HEAD, Param, evaluate, param_layout
 from .report import fmt_int, table
 
 HARDWARE_PATH = DATA_DIR / "hardware.json"
@@ -545,14 +545,17 @@ class Rule:
 
 
 def training_flops_per_token(config: ModelConfig, seq_len: int) -> int:
-    """Exact training FLOPs per token of a decoder at sequence length S (every term carries S, so it divides).
+    """Exact training FLOPs per token of a decoder at sequence length S (every term carries S, so it divides, except
+    a convolution's padding: Qwen3-Next's, ValueError where it leaves a remainder).
 
     Introduced in ``10_budgets``.
     """
     if kv_cache_formula(config) is None:
         raise ValueError(f"{config.name} is an encoder: its pooler runs once per sequence, not per token")
     per_sequence = forward_flops(config, 1, seq_len).training
-    assert per_sequence % seq_len == 0
+    if per_sequence % seq_len:  # a convolution's K_c − 1 padded positions are per sequence, not per token
+        raise ValueError(f"{config.name}: {per_sequence:,} training FLOPs per sequence of {seq_len} tokens is no whole "
+                         "number per token (its convolution pads each sequence); count per sequence instead")
     return per_sequence // seq_len
 
 
@@ -569,24 +572,47 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
     rows = list(param_layout(config).rows())
     N = sum((n * p.count for p, n in rows), 0)
     lookups = sum((n * p.count for p, n in rows if p.component == EMBEDDINGS and not matmul_tokens(p, config, 1, S)), 0)
-    elementwise = sum((n * p.count for p, n in rows if len(p.shape) == 1), 0)
+    elementwise = sum((n * p.count for p, n in rows if len(p.shape) == 1 or p.kind == EXPERT_BIAS), 0)
+    experts = [(p, n) for p, n in rows if p.kind == EXPERT]  # a token multiplies k of each fused tensor's E slices
+    used = sum((n * config["k"] * (p.count // p.shape[0]) for p, n in experts), 0)
+    idle = sum((n * p.count for p, n in experts), 0) - used
+    IDLE, USED = "routed experts a token skips (no FLOP)", "the k routed experts a token uses (not in N)"
+    moe = {IDLE: 6 * idle} if experts else {}
+    head = next(p.count for p, _ in rows if p.component == EMBEDDINGS and p.shape[0] == config["V"])  # V × its width
+    beside = sum((n * p.count for p, n in rows if p.component in (EMBEDDINGS, LM_HEAD) and p.tokens == "B*S"
+                  and config["V"] not in p.shape), 0)  # OPT's project_in/out: matmuls filed with the vocabulary
+    convolutions = [(p, n) for p, n in rows if p.kind == CONVOLUTION]  # Qwen3-Next: its K_c − 1 padded positions
+    padded = sum((n * p.count * (matmul_tokens(p, config, 1, S) - S) for p, n in convolutions), 0)
+    recurrence = 3 * forward_flops(config, 1, S).by_component().get(DELTA_RULE, 0) // S
+    linear = {**({"the convolution's padded positions": -6 * padded // S} if padded else {}),
+              **({"the gated delta rule's recurrence (no parameters)": -recurrence} if recurrence else {})}
+    unmultiplied = sum((n * p.count for p, n in convolutions), 0)  # not among PaLM's weight matrices (tokens B·S)
     attention = 3 * forward_flops(config, 1, S).by_component()[ATTENTION_SCORES] // S  # 12·L·A·d_k·S
     L, heads = config["L"], config["A"] * config["d_k"]
+    context = 12 * L * heads * S  # the rules' 12·L·H·S, H = A·d_k
+    CTX = "12·L·H·S against the S×S matmuls the layers run (d_k of queries ≠ of values, layers without softmax attention)"
+    off = {CTX: context - attention} if context != attention else {}
     LOOK, ELEM = "embedding lookups (no matmul)", "biases and norm gains (elementwise)"
     ATT = "attention S×S matmuls (no parameters)"
     rules = [
         Rule("6N, N = every parameter", "Hoffmann et al. 2022, App. F; Brown et al. 2020, App. D (C ≈ 6ND)",
-             6 * N, {LOOK: 6 * lookups, ELEM: 6 * elementwise, ATT: -attention}),
+             6 * N, {LOOK: 6 * lookups, ELEM: 6 * elementwise, ATT: -attention, **moe, **linear}),
         Rule("6N + 12·L·H·S, N = every parameter", "Chowdhery et al. 2022's formula with the usual N (H = A·d_k)",
-             6 * N + 12 * L * heads * S, {LOOK: 6 * lookups, ELEM: 6 * elementwise}),
+             6 * N + 12 * L * heads * S, {LOOK: 6 * lookups, ELEM: 6 * elementwise, **moe, **off, **linear}),
         Rule("6N + 12·L·H·S, N = weight matrices",
              "Chowdhery et al. 2022, App. B (PaLM's model FLOPs; its 12·L·H·Q·T is the full S×S, not the causal half)",
-             6 * matmul_parameters(config) + 12 * L * heads * S, {}),
+             6 * matmul_parameters(config) + 12 * L * heads * S,
+             {**({USED: -6 * used} if experts else {}), **off, **linear,
+              **({"convolution weights (not weight matrices)": -6 * unmultiplied} if unmultiplied else {})}),
         Rule("6N + 6·L·H·S, N = non-embedding",
              "Kaplan et al. 2020, Table 1 and §2.1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, half our 4·L·S·H",
              6 * non_embedding_parameters(config) + 6 * L * heads * S,
-             {ELEM: 6 * elementwise, "LM head matmul (a vocabulary matrix, outside N)": -6 * config["V"] * config["H"],
-              "half the S×S matmuls (Kaplan's context term, 2·L·S·H forward)": -attention // 2}),
+             {ELEM: 6 * elementwise, **moe,
+              "LM head matmul (a vocabulary matrix, outside N)": -6 * head,
+              "half the S×S matmuls (Kaplan's context term, 2·L·S·H forward)": -attention // 2,
+              **{k: v // 2 for k, v in off.items()}, **linear,
+              **({"projections beside the vocabulary tables (OPT's project_in/out, outside N)": -6 * beside}
+                 if beside else {})}),
         Rule("hardware FLOPs, full recomputation", "Korthikanti et al. 2022 (HFU): 4 forward passes, not 3",
              round(exact * RECOMPUTE), {"the forward pass run again in backward": exact // 3}),
         Rule("FlopCounterMode, SDPA on CPU", "measured in 10_budgets on a small model: the fused kernel is not counted",

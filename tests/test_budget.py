@@ -374,3 +374,16 @@ def test_tokens_accept_scientific_notation():
     doc = json.loads(run_cli("budget", "gpt2", "--tokens", "3e5", "--gpu", "H200", "--mfu", "1", "--json").stdout)
     assert doc["tokens"] == 300_000 and doc["training_flops"] == training_flops(load_config("gpt2"), 300_000)
     assert Fraction(doc["estimate"]["gpu_hours"]).limit_denominator() > 0
+
+
+@pytest.mark.parametrize("name", [n for n in MODELS if load_config(n).family.is_decoder])
+def test_every_rule_reconciles_on_every_shipped_decoder(name):
+    """Each convention's gap, term by term, closes on the exact count for every shipped decoder: mixtures (the experts
+    a token skips, or PaLM's N missing the k it uses), latent attention (12·L·H·S with d_k of queries ≠ of values) and
+    Qwen3-Next (the recurrence and the convolution's padding) included; flops_rules itself asserts each sum."""
+    c = load_config(name)
+    rules = flops_rules(c, 2048)
+    exact = training_flops_per_token(c, 2048)
+    assert [r.exact for r in rules] == [exact] * len(rules)
+    if any(p.kind == "expert" for p in param_table(c)):
+        assert any("skips" in term for term in rules[0].gap)
