@@ -6,8 +6,8 @@ Works behind the helpers of ``11_todays_models``. LLaMA's attention (GQA, ``head
 * **iRoPE**: every ``no_rope_layer_interval``-th layer (4: layers 3, 7, 11 ...) attends without rotary positions
   (NoPE, as ``no_rope_layers`` lists: 1 rotary, 0 none; an empty list reads as absent); the rotary layers attend
   within chunks of ``attention_chunk_size`` tokens (W_c = 8192: ``layer_types`` says ``chunked_attention``), the NoPE
-  layers over the whole context (``full_attention``). The rotary layers normalise queries and keys by their L2 norm
-  (``use_qk_norm``: ``Llama4TextL2Norm``, which has no parameter), the NoPE layers scale their queries with the
+  layers over the whole context (``full_attention``). The rotary layers divide queries and keys by their root mean square
+  (``use_qk_norm``: ``Llama4TextL2Norm``, an L2 normalisation scaled by √d_k, with no parameter), the NoPE layers scale their queries with the
   position (``attn_temperature_tuning``): elementwise, no tensor and no matmul. Only the cache sees the chunks: a
   chunked layer keeps the last ``W_c − 1`` tokens once S passes the chunk (:func:`helpers.families.llama.kv_cache`).
 * **A mixture with a shared expert**: the layers of ``moe_layers`` (by default every ``interleave_moe_layer_step``-th:
@@ -62,6 +62,8 @@ def _types(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | None)
     return [CHUNKED if rotary else FULL for rotary in rope_layers(raw, sizes["L"])]
 
 
+W_C = 8192  # Llama4TextConfig's attention_chunk_size
+
 _read_cache, _cache_runs = llama.hooks(types=_types)  # Llama4TextConfig keeps head_dim: validate_rope reads it
 
 
@@ -98,7 +100,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     sizes["L_e"] = len(moe)
     rope = rope_layers(raw, sizes["L"])
     listed = {} if isinstance(moe, range) else {"moe": moe}  # a range is derived again from s (any depth, no list)
-    chunk = raw["attention_chunk_size"] if "attention_chunk_size" in raw else 8192
+    chunk = raw["attention_chunk_size"] if "attention_chunk_size" in raw else W_C
     types = llama.read_layer_types(raw, sizes["L"]) or [CHUNKED if r else FULL for r in rope]
     chunks = tuple(chunk if t == CHUNKED and isinstance(chunk, int) and chunk > 0 else 0 for t in types)
     return {**_read_cache(raw, sizes, flags), "rope": tuple(rope), "chunks": chunks, **listed}
@@ -117,7 +119,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     if problems.get("forward", ("",))[0] == "head_dim" and not any(rope_layers(raw, L)):
         del problems["forward"]  # no layer applies the rotation
     found: tuple[str, str] | None = None
-    chunk = raw["attention_chunk_size"] if "attention_chunk_size" in raw else 8192  # W_c: kept only if a layer chunks
+    chunk = raw["attention_chunk_size"] if "attention_chunk_size" in raw else W_C  # sizes keep W_c only if a layer chunks
     if chunk is None or chunk == 0:
         found = ("attention_chunk_size", f"{json.dumps(chunk)}: Llama4TextModel builds a chunked attention mask for "
                                          "every input, and fails without a chunk of at least one token")
@@ -237,7 +239,7 @@ LLAMA4_TEXT = Family(
         Size("num_local_experts", "E", 16, minimum=0),  # 0: experts 0 wide (a sparse layer cannot route)
         Size("num_experts_per_tok", "k", 1, minimum=0),  # 0: the router runs, no routed expert counts
         Size("interleave_moe_layer_step", "s", 1, minimum=-2**63),  # read where moe_layers is absent
-        Size("attention_chunk_size", "W_c", 8192, minimum=-2**63, nullable=True),
+        Size("attention_chunk_size", "W_c", W_C, minimum=-2**63, nullable=True),
         llama.WINDOW,  # no Llama4TextConfig field, but the cache reads it for sliding_attention layers
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False),

@@ -1,5 +1,5 @@
 """Llama 4's language model as plain torch modules: iRoPE (NoPE layers over the whole context, rotary layers within
-chunks and L2-normalised), sparse layers of routed experts that read their input scaled by a sigmoid, and a shared
+chunks, their queries and keys normalised), sparse layers of routed experts that read their input scaled by a sigmoid, and a shared
 expert beside them; dense layers of their own width."""
 
 from __future__ import annotations
