@@ -425,7 +425,7 @@ def serve_report(plan: Serving) -> str:
         split = f"{c['A_kv']} KV heads → {heads['A_kv']} per GPU" + (" (replicated)" if c["A_kv"] < n else "")
     else:
         split = f"heads split over {n} GPUs"
-    out.append(f"cache per token per GPU: {fmt_int(plan.cache.per_token)} values × {plan.width} bytes "
+    out.append(f"cache per token per GPU: {fmt_int(plan.cache.per_token)} values × {plan.width} byte{'s' if plan.width > 1 else ''} "
                f"= {fmt_int(plan.bytes_per_token)} bytes ({split})")
     for k in plan.cache.kinds:
         layers = "" if k.layers is None else f"{k.layers} "
