@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.budget import gpu
 from helpers.config import ConfigError, load_config, parse_config
+from helpers.memory import cache_parts
 from helpers.params import param_layout
 from helpers.serve import cache_shape, serve, serve_report, weight_shard
 
 from .conftest import MODELS, assert_refused, run_cli, run_cli_without_torch
-from .strategies import TINY
+from .strategies import STRATEGIES, TINY
 
 H100 = gpu("H100-SXM")
 GIB = 2**30
@@ -163,3 +166,35 @@ def test_cli_json_without_torch():
 ])
 def test_refusals_in_one_line(args, field):
     assert_refused(run_cli("serve", "gpt2", *args), field)
+
+
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@pytest.mark.parametrize("model_type", sorted(STRATEGIES))
+def test_random_configs_answer_or_refuse_in_one_line(model_type):
+    """Random configs of every family: an answer whose blocks add up, the engine's own cache bytes, or a ConfigError."""
+
+    @SETTINGS
+    @given(raw=STRATEGIES[model_type], gpus=st.sampled_from((1, 2, 4)), length=st.integers(1, 40))
+    def check(raw, gpus, length):
+        config = parse_config(raw)
+        try:
+            plan = serve(config, "H200", gpus=gpus, max_model_len=length, block_size=4, batched=3)
+            fp8 = serve(config, "H200", gpus=gpus, max_model_len=length, block_size=4, batched=3, kv_dtype="fp8")
+        except ConfigError as error:
+            assert error.field.startswith("--") or error.field in raw or error.field == "layer_types", error
+            return
+        if plan.cache is None:
+            assert plan.kv_tokens is None and plan.max_sequences is None
+            return
+        assert fp8.bytes_per_token * 2 == plan.bytes_per_token
+        assert plan.kv_tokens % 4 == 0 and 0 <= plan.num_blocks * plan.block_bytes <= max(plan.available, 0)
+        if plan.max_sequences is not None:
+            assert plan.max_sequences * plan.sequence_bytes <= max(plan.num_blocks * plan.block_bytes, plan.available)
+        if gpus == 1:  # the shape taken apart gives back the engine's cache, token for token
+            parts = cache_parts(config, 1, length, "bf16")
+            assert parts["keys and values"] == 2 * plan.cache.values(length)
+
+    check()
