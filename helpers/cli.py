@@ -34,6 +34,7 @@ from . import budget as _budget
 from . import fallback as _fallback
 from . import flops as _flops
 from . import memory as _memory
+from . import serve as _serve
 
 EXIT_BAD_INPUT = 2
 
@@ -117,7 +118,38 @@ def _parser() -> argparse.ArgumentParser:
     budget.add_argument("--batch", metavar="B", help="sequences decoded together (default 1)")
     budget.add_argument("--dtype", metavar="DTYPE", default="bf16",
                         help=f"decode weights: {', '.join(_memory.DTYPE_BITS)} (default bf16; the KV cache stays bf16)")
+
+    serve = command("serve", "what fits on the GPUs when vLLM serves it: KV tokens, sequences, ceilings", _serve_command)
+    serve.add_argument("--gpu", metavar="NAME", help="a GPU key of data/hardware.json, e.g. H100-SXM (required)")
+    serve.add_argument("--gpus", metavar="N", help="GPUs, tensor parallel (default 1)")
+    serve.add_argument("--kv-dtype", metavar="DTYPE", default="bf16",
+                       help=f"KV cache: {', '.join(_serve.KV_BITS)} (default bf16)")
+    serve.add_argument("--weight-dtype", metavar="DTYPE", default="bf16",
+                       help=f"weights: {', '.join(_serve.WEIGHT_BITS)} (default bf16; scales not included)")
+    serve.add_argument("--max-model-len", metavar="S", help="tokens per sequence (default: the model's context length)")
+    serve.add_argument("--gpu-memory-utilization", metavar="U", default="0.9",
+                       help="the fraction of each GPU's memory vLLM may use (default 0.9)")
+    serve.add_argument("--block-size", metavar="T", help="tokens per KV block (default 16)")
+    serve.add_argument("--max-num-batched-tokens", metavar="T",
+                       help=f"vLLM's prefill chunk, which a sliding-window layer reserves beside its window "
+                            f"(default {_serve.DEFAULT_BATCHED})")
+    serve.add_argument("--activation-reserve-gib", metavar="X", default=str(_serve.DEFAULT_RESERVE_GIB),
+                       help=f"GiB per GPU for activations and non-torch memory, which vLLM measures by profiling "
+                            f"(default {_serve.DEFAULT_RESERVE_GIB}, a stated stand-in)")
     return parser
+
+
+def _serve_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    if args.gpu is None:
+        raise ConfigError("--gpu", f"is required: one of {', '.join(_budget.gpu_table())}")
+    length = None if args.max_model_len is None else _positive("--max-model-len", args.max_model_len)
+    plan = _serve.serve(config, args.gpu, _positive("--gpus", args.gpus, 1), args.kv_dtype, args.weight_dtype, length,
+                        args.gpu_memory_utilization, _positive("--block-size", args.block_size, 16),
+                        args.activation_reserve_gib,
+                        _positive("--max-num-batched-tokens", args.max_num_batched_tokens, _serve.DEFAULT_BATCHED))
+    if args.json:
+        return json.dumps(_serve.serve_json(plan))
+    return f"{describe(config)}\n\n{_serve.serve_report(plan)}"
 
 
 def _positive(option: str, value: str | None, default: int | None = None) -> int:
