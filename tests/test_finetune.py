@@ -1,0 +1,198 @@
+"""``finetune`` (issue 20, §1): LoRA's trainable parameters equal to what peft's ``get_peft_model`` leaves trainable,
+QLoRA's NF4 bytes equal to what bitsandbytes' ``quantize_4bit`` holds, and the command line.
+
+The oracle for LoRA is peft on transformers' own model built on the meta device (``tests/conftest.py`` ``hf_model``),
+over every family the engine knows (one tiny config each, and random small ones), several ranks and target lists:
+``all-linear`` and comma lists of module-name suffixes drawn from the model's own names (linear layers, embeddings,
+and modules peft refuses: norms, routers, fused experts, blocks of layers; the engine must refuse those too).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import parse_config
+from helpers.cli import main
+from helpers.config import ConfigError, load_config
+from helpers.finetune import ALL_LINEAR, WRAPPED, Finetune, lora_parameters, modules, nf4_bytes
+
+from .conftest import hf_model
+from .strategies import STRATEGIES, TINY
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+peft = pytest.importorskip("peft")
+transformers.logging.set_verbosity_error()
+
+RANDOM = settings(max_examples=4, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def peft_trainable(raw: dict, rank: int, targets: str) -> int | None:
+    """What peft leaves trainable on transformers' model (meta device), or None where peft raises."""
+    model = hf_model(raw)
+    target = ALL_LINEAR if targets == ALL_LINEAR else [t for t in targets.split(",")]
+    config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=target, lora_dropout=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            wrapped = peft.get_peft_model(model, config)
+        except (ValueError, TypeError, NotImplementedError):
+            return None
+    return sum(p.numel() for p in wrapped.parameters() if p.requires_grad)
+
+
+def engine_trainable(raw: dict, rank: int, targets: str) -> int | None:
+    try:
+        return lora_parameters(parse_config(raw), rank, targets)
+    except ConfigError:
+        return None
+
+
+def names(raw: dict) -> tuple[list[str], list[str]]:
+    """The model's module-name suffixes: of its linear layers and embeddings, and of the rest (refused by peft)."""
+    table = modules(parse_config(raw))
+    wrap = sorted({m.name.rpartition(".")[2] for m in table.values() if m.kind in WRAPPED})
+    other = sorted({m.name.rpartition(".")[2] for m in table.values() if m.kind not in WRAPPED} - set(wrap))
+    return wrap, other
+
+
+@st.composite
+def target_lists(draw, raw: dict) -> str:
+    wrap, other = names(raw)
+    if not wrap or draw(st.integers(0, 2)) == 0:
+        return ALL_LINEAR
+    chosen = draw(st.lists(st.sampled_from(wrap), min_size=1, max_size=3, unique=True))
+    if other and draw(st.integers(0, 4)) == 0:
+        chosen.append(draw(st.sampled_from(other)))  # a norm, a router, the experts: peft raises
+    return ",".join(chosen)
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+@pytest.mark.parametrize("rank", [1, 8])
+def test_all_linear_equals_peft(model_type, rank):
+    raw = TINY[model_type]
+    assert engine_trainable(raw, rank, ALL_LINEAR) == peft_trainable(raw, rank, ALL_LINEAR)
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_each_module_name_equals_peft(model_type):
+    """Every module-name suffix of the model on its own: the same count as peft, or refused where peft raises."""
+    raw = TINY[model_type]
+    wrap, other = names(raw)
+    for suffix in [*wrap, *other, "self_attn", "layers", "lm_head"]:
+        expected = peft_trainable(raw, 4, suffix)
+        assert engine_trainable(raw, 4, suffix) == expected, suffix
+
+
+@pytest.mark.parametrize("model_type", sorted(STRATEGIES))
+def test_random_configs_equal_peft(model_type):
+    @RANDOM
+    @given(data=st.data())
+    def check(data):
+        raw = data.draw(STRATEGIES[model_type])
+        rank = data.draw(st.sampled_from([1, 2, 16]))
+        targets = data.draw(target_lists(raw))
+        assert engine_trainable(raw, rank, targets) == peft_trainable(raw, rank, targets), targets
+
+    check()
+
+
+def test_published_figures():
+    """The figures peft prints for the usual recipes: GPT-2's c_attn at r = 8, LLaMA-7B all-linear at r = 16."""
+    assert lora_parameters(load_config("gpt2"), 8, "c_attn") == 294_912
+    assert lora_parameters(load_config("llama-7b"), 16, ALL_LINEAR) == 39_976_960
+    assert lora_parameters(load_config("llama-7b"), 8, "q_proj,v_proj") == 4_194_304
+    assert lora_parameters(load_config("bert-base-uncased"), 8, "query,value") == 294_912
+
+
+# --- QLoRA: NF4 with double quantization, as bitsandbytes holds it ----------------------------------------------------
+
+def held_bytes(tensor) -> int:
+    """The bytes of the tensors ``quantize_4bit`` returns and its QuantState holds, each storage once."""
+    bnb = pytest.importorskip("bitsandbytes.functional")
+    packed, state = bnb.quantize_4bit(tensor, blocksize=64, quant_type="nf4", compress_statistics=True)
+    held = [packed, state.absmax, state.code, state.offset, state.state2.absmax, state.state2.code]
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in held}
+    return sum(storages.values())
+
+
+@pytest.mark.parametrize("shape", [(16, 12), (20, 16), (1, 1), (3, 5), (64, 64), (100, 77), (256, 65), (300, 257)])
+def test_nf4_bytes_exact(shape):
+    tensor = torch.randn(*shape, dtype=torch.bfloat16)
+    assert nf4_bytes(tensor.numel()) == held_bytes(tensor)
+
+
+def test_qlora_frozen_bytes_per_linear_layer():
+    """A tiny LLaMA's QLoRA frozen weights: bitsandbytes' bytes for each linear weight, bf16 for the rest."""
+    raw = TINY["llama"]
+    config = parse_config(raw)
+    model = hf_model(raw, "cpu")
+    head = model.get_output_embeddings()
+    linear = [m.weight for m in model.modules() if isinstance(m, torch.nn.Linear) and m is not head]
+    quantized = sum(held_bytes(w.detach().to(torch.bfloat16)) for w in linear)
+    rest = sum(p.numel() for p in model.parameters()) - sum(w.numel() for w in linear)
+    run = Finetune(config, "qlora", 8, ALL_LINEAR, 1, 8, "adamw", "none", "bf16")
+    assert run.frozen_weight_bytes == quantized + 2 * rest
+
+
+# --- the optimizer's state, as torch holds it ------------------------------------------------------------------------
+
+def test_adamw_state_equals_torch():
+    """peft's adapters on a tiny real GPT-2, one AdamW step: the bytes of the state torch keeps, and of the adapters."""
+    raw = TINY["gpt2"]
+    torch.manual_seed(0)
+    model = peft.get_peft_model(hf_model(raw, "cpu"), peft.LoraConfig(r=4, target_modules=ALL_LINEAR))
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable)
+    model(torch.tensor([[1, 2, 3]])).logits.sum().backward()
+    optimizer.step()
+    state = sum(t.nbytes for s in optimizer.state.values() for t in s.values())
+    run = Finetune(parse_config(raw), "lora", 4, ALL_LINEAR, 1, 3, "adamw", "none", "bf16")
+    assert run.optimizer_bytes == state
+    assert run.adapter_bytes == sum(p.nbytes for p in trainable) == run.gradient_bytes
+
+
+# --- the command line ---------------------------------------------------------------------------------------------------
+
+KEYS = {"trainable_parameters", "frozen_weight_bytes", "adapter_bytes", "gradient_bytes", "optimizer_bytes",
+        "activation_bytes", "total_bytes"}
+
+
+def test_cli_json(capsys):
+    assert main(["finetune", "llama-7b", "--method", "qlora", "--rank", "16", "--seq-len", "512", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(doc) and doc["trainable_parameters"] == 39_976_960
+    parts = ("frozen_weight_bytes", "adapter_bytes", "trained_weight_bytes", "gradient_bytes", "optimizer_bytes",
+             "activation_bytes")
+    assert doc["total_bytes"] == sum(doc[k] for k in parts)
+
+
+def test_full_trains_everything(capsys):
+    assert main(["finetune", "gpt2", "--method", "full", "--optimizer", "sgd", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["trainable_parameters"] == 124_439_808 and doc["frozen_weight_bytes"] == 0
+    assert doc["gradient_bytes"] == doc["trained_weight_bytes"] == 2 * 124_439_808
+    assert doc["optimizer_bytes"] == 4 * 124_439_808  # SGD keeps no state; the fp32 master weights
+
+
+def test_cli_text_shows_formulas(capsys):
+    assert main(["finetune", "gpt2", "--targets", "c_attn", "--optimizer", "adamw8bit", "--checkpointing", "full"]) == 0
+    out = capsys.readouterr().out
+    assert "294,912" in out and "r·Σ(d_in + d_out)" in out and "AdamW8bit" in out and "2·S·B·H" in out
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--targets", "ln_1"], "--targets"), (["--targets", "nothing"], "--targets"), (["--targets", "h"], "--targets"),
+    (["--method", "dora"], "--method"), (["--rank", "0"], "--rank"), (["--optimizer", "lion"], "--optimizer"),
+    (["--checkpointing", "selective"], "--checkpointing"), (["--weight-dtype", "fp8"], "--weight-dtype"),
+])
+def test_cli_refuses_in_one_line(capsys, argv, field):
+    assert main(["finetune", "gpt2", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {field}:") and err.count("\n") == 1
