@@ -10,6 +10,7 @@ Introduced in ``00_overview``. It never imports torch, so it answers in a fracti
     python -m helpers memory llama-7b --batch 1 --seq-len 2048 --dtype fp16
     python -m helpers memory llama-7b --gpus 8 --zero 3 [--tp 2]
     python -m helpers budget llama-7b --tokens 1e12 --gpu A100-80GB --mfu 0.4 [--gpus 2048]
+    python -m helpers finetune llama-7b --method qlora --rank 16 [--targets q_proj,v_proj] [--optimizer adamw8bit]
 
 A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``, ``--zero 4``,
 ``--mfu 1.5``, ``--gpu V100``, ``--class BertForPonies``, ``--num-labels 0``), gets one line on stderr naming

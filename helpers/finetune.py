@@ -135,7 +135,8 @@ def modules(config: ModelConfig) -> dict[str, Module]:
     """Every module holding a parameter, by name: the linear layers (the output head marked), the embedding tables,
     the patch embeddings, and the others (norms, convolutions, fused experts, routers) with what they are.
 
-    Works behind the command line of ``00_overview``. The output head is the linear layer giving the V logits; one
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    The output head is the linear layer giving the V logits; one
     tied to the token table (no tensor of its own in the table) is listed as the linear layer transformers still
     builds (``lm_head``, GPT-NeoX's ``embed_out``).
     """
@@ -167,7 +168,8 @@ def modules(config: ModelConfig) -> dict[str, Module]:
 def targeted(config: ModelConfig, targets: str = ALL_LINEAR, rank: int = 1) -> list[Adapter]:
     """The LoRA pairs peft adds for ``targets`` (``"all-linear"`` or a comma list of module-name suffixes) at ``rank``.
 
-    Works behind the command line of ``00_overview``. Raises :class:`ConfigError` (``--targets``) where peft raises:
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    Raises :class:`ConfigError` (``--targets``) where peft raises:
     nothing matches, a matched module is no linear layer, embedding or convolution (a norm, a router, the fused
     experts, a block of layers), half of a fused pair (:data:`PEFT_MOE`).
     """
@@ -224,7 +226,7 @@ def lora_parameters(config: ModelConfig, rank: int, targets: str = ALL_LINEAR) -
     """LoRA's trainable values: r·(d_in + d_out) summed over the targeted modules, what peft's ``get_peft_model``
     leaves trainable (``bias="none"``).
 
-    Works behind the command line of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return sum(adapter.values for adapter in targeted(config, targets, rank))
 
@@ -232,7 +234,8 @@ def lora_parameters(config: ModelConfig, rank: int, targets: str = ALL_LINEAR) -
 def nf4_bytes(values: int) -> int:
     """Bytes bitsandbytes holds for one tensor of ``values`` values in NF4 with double quantization, exact.
 
-    Works behind the command line of ``00_overview``. ``quantize_4bit(w, blocksize=64, quant_type="nf4",
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    ``quantize_4bit(w, blocksize=64, quant_type="nf4",
     compress_statistics=True)``: the 4-bit values packed two a byte (⌈n/2⌉), one absmax per 64 values quantized to
     uint8 (⌈n/64⌉), one fp32 absmax per 256 of those and the fp32 offset (their mean), and the two code tables every
     state holds (NF4's 16 fp32 values, the dynamic map's 256): ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024``.
@@ -382,7 +385,7 @@ KEYS = ("trainable_parameters", "frozen_weight_bytes", "adapter_bytes", "trained
 def finetune_json(run: Finetune) -> dict[str, Any]:
     """The ``python -m helpers finetune --json`` document: the issue's keys, and the run's settings.
 
-    Works behind the command line of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     doc: dict[str, Any] = {"model": run.config.name, "method": run.method, "parameters": run.parameters}
     if run.method != "full":
@@ -398,7 +401,7 @@ def finetune_json(run: Finetune) -> dict[str, Any]:
 def finetune_report(run: Finetune) -> str:
     """The text of ``python -m helpers finetune``: each part's bytes and formula.
 
-    Works behind the command line of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     formulas = run.formulas()
     share = run.trainable_parameters / run.parameters if run.parameters else 0.0

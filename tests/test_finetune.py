@@ -196,3 +196,17 @@ def test_cli_refuses_in_one_line(capsys, argv, field):
     assert main(["finetune", "gpt2", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {field}:") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("model_type, targets", [
+    ("mixtral", "w1"), ("mixtral", "w1,w3"), ("mixtral", "w2,q_proj"), ("mixtral", "gate"), ("mixtral", "experts"),
+    ("qwen3_moe", "gate_proj"), ("qwen3_moe", "gate_proj,up_proj"), ("qwen3_moe", "down_proj"),
+    ("deepseek_v3", "mlp.gate"), ("deepseek_v3", "up_proj,gate_proj,o_proj"), ("qwen3_next", "shared_expert_gate"),
+    ("gpt_oss", "router"), ("gpt_oss", "experts"),
+])
+def test_mixtures_as_peft_bridges_them(model_type, targets):
+    """transformers 5 fuses the experts into 3-D parameters; peft maps the transformers-4 names onto them (the router's
+    ``gate``, Mixtral's w1/w2/w3, ``gate_proj``/``up_proj``/``down_proj``), the fused halves together or not at all;
+    GPT-OSS is no part of that bridge (its router and experts refused)."""
+    raw = TINY[model_type]
+    assert engine_trainable(raw, 2, targets) == peft_trainable(raw, 2, targets)
