@@ -143,38 +143,32 @@ def test_qlora_frozen_bytes_per_linear_layer():
 
 # --- the optimizer's state, as torch holds it ------------------------------------------------------------------------
 
-def test_adamw_state_equals_torch():
-    """peft's adapters on a tiny real GPT-2, one AdamW step: the bytes of the state torch keeps, and of the adapters."""
-    raw = TINY["gpt2"]
+def stepped(raw: dict, rank: int, optimizer: str):
+    """peft's adapters (all-linear, ``rank``) on a tiny real GPT-2 after one step of ``optimizer``: the trainable
+    tensors, and the bytes of the state the optimizer holds, each storage once."""
     torch.manual_seed(0)
-    model = peft.get_peft_model(hf_model(raw, "cpu"), peft.LoraConfig(r=4, target_modules=ALL_LINEAR))
+    model = peft.get_peft_model(hf_model(raw, "cpu"), peft.LoraConfig(r=rank, target_modules=ALL_LINEAR))
     trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable)
+    make = torch.optim.AdamW if optimizer == "adamw" else pytest.importorskip("bitsandbytes").optim.AdamW8bit
+    step = make(trainable)
     model(torch.tensor([[1, 2, 3]])).logits.sum().backward()
-    optimizer.step()
-    state = sum(t.nbytes for s in optimizer.state.values() for t in s.values())
-    run = Finetune(parse_config(raw), "lora", 4, ALL_LINEAR, 1, 3, "adamw", "none", "bf16")
-    assert run.optimizer_bytes == state
-    assert run.adapter_bytes == sum(p.nbytes for p in trainable) == run.gradient_bytes
-
-
-
-def test_adamw8bit_state_equals_bitsandbytes():
-    """bitsandbytes' AdamW8bit after one step on peft's adapters (GPT-2, H = 64, r = 40: tensors either side of its
-    4096-value threshold): every state tensor it holds, each storage once."""
-    bnb = pytest.importorskip("bitsandbytes")
-    raw = {**TINY["gpt2"], "n_embd": 64, "n_head": 4}
-    torch.manual_seed(0)
-    model = peft.get_peft_model(hf_model(raw, "cpu"), peft.LoraConfig(r=40, target_modules=ALL_LINEAR))
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = bnb.optim.AdamW8bit(trainable)
-    model(torch.tensor([[1, 2, 3]])).logits.sum().backward()
-    optimizer.step()
+    step.step()
     held = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
-            for s in optimizer.state.values() for t in s.values() if torch.is_tensor(t)}
-    run = Finetune(parse_config(raw), "lora", 40, ALL_LINEAR, 1, 3, "adamw8bit", "none", "bf16")
-    assert {p.numel() < 4096 for p in trainable} == {True, False}
-    assert run.optimizer_bytes == sum(held.values())
+            for s in step.state.values() for t in s.values() if torch.is_tensor(t)}
+    return trainable, sum(held.values())
+
+
+@pytest.mark.parametrize("optimizer, width, rank", [("adamw", 12, 4), ("adamw8bit", 64, 40)])
+def test_optimizer_state_equals_the_optimizers(optimizer, width, rank):
+    """torch's AdamW (two fp32 moments and an fp32 step per tensor) and bitsandbytes' AdamW8bit (GPT-2, H = 64,
+    r = 40: adapters either side of its 4096-value threshold) after one step: the bytes they hold; the adapters' too."""
+    raw = {**TINY["gpt2"], "n_embd": width, "n_head": 4}
+    trainable, held = stepped(raw, rank, optimizer)
+    run = Finetune(parse_config(raw), "lora", rank, ALL_LINEAR, 1, 3, optimizer, "none", "bf16")
+    assert run.optimizer_bytes == held
+    assert run.adapter_bytes == sum(p.nbytes for p in trainable) == run.gradient_bytes
+    if optimizer == "adamw8bit":
+        assert {p.numel() < 4096 for p in trainable} == {True, False}
 
 # --- the command line ---------------------------------------------------------------------------------------------------
 
