@@ -10,6 +10,7 @@ Introduced in ``00_overview``. It never imports torch, so it answers in a fracti
     python -m helpers memory llama-7b --batch 1 --seq-len 2048 --dtype fp16
     python -m helpers memory llama-7b --gpus 8 --zero 3 [--tp 2]
     python -m helpers budget llama-7b --tokens 1e12 --gpu A100-80GB --mfu 0.4 [--gpus 2048]
+    python -m helpers finetune llama-7b --method qlora --rank 16 [--targets q_proj,v_proj] [--optimizer adamw8bit]
 
 A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``, ``--zero 4``,
 ``--mfu 1.5``, ``--gpu V100``, ``--class BertForPonies``, ``--num-labels 0``), gets one line on stderr naming
@@ -32,6 +33,7 @@ from .count import breakdown, count_model, describe, named_params, naming_header
 from .params import CHECKPOINT, TRANSFORMERS, checkpoint_layout
 from . import budget as _budget
 from . import fallback as _fallback
+from . import finetune as _finetune
 from . import flops as _flops
 from . import memory as _memory
 from . import serve as _serve
@@ -136,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--activation-reserve-gib", metavar="X", default=str(_serve.DEFAULT_RESERVE_GIB),
                        help=f"GiB per GPU for activations and non-torch memory, which vLLM measures by profiling "
                             f"(default {_serve.DEFAULT_RESERVE_GIB}, a stated stand-in)")
+    _finetune_options(command)
     return parser
 
 
@@ -150,6 +153,37 @@ def _serve_command(config: ModelConfig, args: argparse.Namespace) -> str:
     if args.json:
         return json.dumps(_serve.serve_json(plan))
     return f"{describe(config)}\n\n{_serve.serve_report(plan)}"
+
+
+# --- finetune (issue 20 §1): what a LoRA / QLoRA / full fine-tuning run holds -----------------------------------
+
+def _finetune_options(command) -> None:
+    """The ``finetune`` command and its options."""
+    tune = command("finetune", "LoRA / QLoRA / full fine-tuning: trainable parameters and bytes", _finetune_command)
+    tune.add_argument("--method", metavar="M", default="lora", help="full, lora or qlora (default lora)")
+    tune.add_argument("--rank", metavar="R", help="LoRA rank r (default 8)")
+    tune.add_argument("--alpha", metavar="A", help="LoRA alpha (scales the update; no byte; default 2r)")
+    tune.add_argument("--targets", metavar="T", default=_finetune.ALL_LINEAR,
+                      help="all-linear (peft's rule: every linear layer but the head; default) or module-name "
+                           "suffixes, e.g. q_proj,v_proj (GPT-2: c_attn; BERT: query,value)")
+    tune.add_argument("--batch", metavar="B", help="sequences in the batch (default 1)")
+    tune.add_argument("--seq-len", metavar="S", help="tokens per sequence (default: the model's context length)")
+    tune.add_argument("--optimizer", metavar="O", default="adamw", help="adamw, adamw8bit or sgd (default adamw)")
+    tune.add_argument("--checkpointing", metavar="C", default="none", help="none or full (default none)")
+    tune.add_argument("--weight-dtype", metavar="DTYPE", default="bf16",
+                      help=f"the frozen (QLoRA: the unquantized) weights: {', '.join(_memory.DTYPE_BITS)} (default bf16)")
+
+
+def _finetune_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    config.check_runs()  # transformers builds it but cannot run it: refused in one line naming the key
+    batch, seq_len = _batch_and_length(config, args, required=False)
+    rank = _positive("--rank", args.rank, 8)
+    alpha = _positive("--alpha", args.alpha, 2 * rank)
+    run = _finetune.Finetune(config, args.method, rank, args.targets, batch, seq_len, args.optimizer,
+                             args.checkpointing, args.weight_dtype, alpha)
+    if args.json:
+        return json.dumps(_finetune.finetune_json(run))
+    return f"{describe(config)}\n\n{_finetune.finetune_report(run)}"
 
 
 def _positive(option: str, value: str | None, default: int | None = None) -> int:
