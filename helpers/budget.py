@@ -37,7 +37,8 @@ from .config import DATA_DIR, ConfigError, ModelConfig, read_json
 from .flops import (ATTENTION_SCORES, forward_flops, matmul_parameters, matmul_tokens, max_seq_len,
                     non_embedding_parameters, six_n_d)
 from .memory import ADAMW_FP32, ADAMW_MIXED, MemoryPart, fmt_bytes, kv_cache_bytes, kv_cache_formula, weight_bytes
-from .params import CONVOLUTION, DELTA_RULE, EMBEDDINGS, EXPERT, EXPERT_BIAS, LM_HEAD, Param, evaluate, param_layout
+from .params import (CONVOLUTION, DELTA_RULE, EMBEDDINGS, EXPERT, EXPERT_BIAS, LM_HEAD, VISION, Param, evaluate,
+                     param_layout)
 from .report import fmt_int, table
 
 HARDWARE_PATH = DATA_DIR / "hardware.json"
@@ -572,7 +573,10 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
     rows = list(param_layout(config).rows())
     N = sum((n * p.count for p, n in rows), 0)
     lookups = sum((n * p.count for p, n in rows if p.component == EMBEDDINGS and not matmul_tokens(p, config, 1, S)), 0)
-    elementwise = sum((n * p.count for p, n in rows if len(p.shape) == 1 or p.kind == EXPERT_BIAS), 0)
+    elementwise = sum((n * p.count for p, n in rows
+                       if (len(p.shape) == 1 or p.kind == EXPERT_BIAS) and p.component != VISION), 0)
+    tower = sum((n * p.count for p, n in rows if p.component == VISION), 0)  # no text token runs through it
+    vision = {"the vision tower (no text token multiplies it)": 6 * tower} if tower else {}
     experts = [(p, n) for p, n in rows if p.kind == EXPERT]  # a token multiplies k of each fused tensor's E slices
     used = sum((n * config["k"] * (p.count // p.shape[0]) for p, n in experts), 0)
     idle = sum((n * p.count for p, n in experts), 0) - used
@@ -596,9 +600,9 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
     ATT = "attention S×S matmuls (no parameters)"
     rules = [
         Rule("6N, N = every parameter", "Hoffmann et al. 2022, App. F; Brown et al. 2020, App. D (C ≈ 6ND)",
-             6 * N, {LOOK: 6 * lookups, ELEM: 6 * elementwise, ATT: -attention, **moe, **linear}),
+             6 * N, {LOOK: 6 * lookups, ELEM: 6 * elementwise, ATT: -attention, **moe, **linear, **vision}),
         Rule("6N + 12·L·H·S, N = every parameter", "Chowdhery et al. 2022's formula with the usual N (H = A·d_k)",
-             6 * N + 12 * L * heads * S, {LOOK: 6 * lookups, ELEM: 6 * elementwise, **moe, **off, **linear}),
+             6 * N + 12 * L * heads * S, {LOOK: 6 * lookups, ELEM: 6 * elementwise, **moe, **off, **linear, **vision}),
         Rule("6N + 12·L·H·S, N = weight matrices",
              "Chowdhery et al. 2022, App. B (PaLM's model FLOPs; its 12·L·H·Q·T is the full S×S, not the causal half)",
              6 * matmul_parameters(config) + 12 * L * heads * S,
@@ -607,7 +611,7 @@ def flops_rules(config: ModelConfig, seq_len: int) -> list[Rule]:
         Rule("6N + 6·L·H·S, N = non-embedding",
              "Kaplan et al. 2020, Table 1 and §2.1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, half our 4·L·S·H",
              6 * non_embedding_parameters(config) + 6 * L * heads * S,
-             {ELEM: 6 * elementwise, **moe,
+             {ELEM: 6 * elementwise, **moe, **vision,
               "LM head matmul (a vocabulary matrix, outside N)": -6 * head,
               "half the S×S matmuls (Kaplan's context term, 2·L·S·H forward)": -attention // 2,
               **{k: v // 2 for k, v in off.items()}, **linear,

@@ -10,6 +10,7 @@ Introduced in ``00_overview``. It never imports torch, so it answers in a fracti
     python -m helpers memory llama-7b --batch 1 --seq-len 2048 --dtype fp16
     python -m helpers memory llama-7b --gpus 8 --zero 3 [--tp 2]
     python -m helpers budget llama-7b --tokens 1e12 --gpu A100-80GB --mfu 0.4 [--gpus 2048]
+    python -m helpers finetune llama-7b --method qlora --rank 16 [--targets q_proj,v_proj] [--optimizer adamw8bit]
 
 A config that cannot be counted, or a bad option value (``--batch 0``, ``--dtype fp8``, ``--zero 4``,
 ``--mfu 1.5``, ``--gpu V100``, ``--class BertForPonies``, ``--num-labels 0``), gets one line on stderr naming
@@ -32,8 +33,10 @@ from .count import breakdown, count_model, describe, named_params, naming_header
 from .params import CHECKPOINT, TRANSFORMERS, checkpoint_layout
 from . import budget as _budget
 from . import fallback as _fallback
+from . import finetune as _finetune
 from . import flops as _flops
 from . import memory as _memory
+from . import serve as _serve
 
 EXIT_BAD_INPUT = 2
 
@@ -117,7 +120,70 @@ def _parser() -> argparse.ArgumentParser:
     budget.add_argument("--batch", metavar="B", help="sequences decoded together (default 1)")
     budget.add_argument("--dtype", metavar="DTYPE", default="bf16",
                         help=f"decode weights: {', '.join(_memory.DTYPE_BITS)} (default bf16; the KV cache stays bf16)")
+
+    serve = command("serve", "what fits on the GPUs when vLLM serves it: KV tokens, sequences, ceilings", _serve_command)
+    serve.add_argument("--gpu", metavar="NAME", help="a GPU key of data/hardware.json, e.g. H100-SXM (required)")
+    serve.add_argument("--gpus", metavar="N", help="GPUs, tensor parallel (default 1)")
+    serve.add_argument("--kv-dtype", metavar="DTYPE", default="bf16",
+                       help=f"KV cache: {', '.join(_serve.KV_BITS)} (default bf16)")
+    serve.add_argument("--weight-dtype", metavar="DTYPE", default="bf16",
+                       help=f"weights: {', '.join(_serve.WEIGHT_BITS)} (default bf16; scales not included)")
+    serve.add_argument("--max-model-len", metavar="S", help="tokens per sequence (default: the model's context length)")
+    serve.add_argument("--gpu-memory-utilization", metavar="U", default="0.9",
+                       help="the fraction of each GPU's memory vLLM may use (default 0.9)")
+    serve.add_argument("--block-size", metavar="T", help="tokens per KV block (default 16)")
+    serve.add_argument("--max-num-batched-tokens", metavar="T",
+                       help=f"vLLM's prefill chunk, which a sliding-window layer reserves beside its window "
+                            f"(default {_serve.DEFAULT_BATCHED})")
+    serve.add_argument("--activation-reserve-gib", metavar="X", default=str(_serve.DEFAULT_RESERVE_GIB),
+                       help=f"GiB per GPU for activations and non-torch memory, which vLLM measures by profiling "
+                            f"(default {_serve.DEFAULT_RESERVE_GIB}, a stated stand-in)")
+    _finetune_options(command)
     return parser
+
+
+def _serve_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    if args.gpu is None:
+        raise ConfigError("--gpu", f"is required: one of {', '.join(_budget.gpu_table())}")
+    length = None if args.max_model_len is None else _positive("--max-model-len", args.max_model_len)
+    plan = _serve.serve(config, args.gpu, _positive("--gpus", args.gpus, 1), args.kv_dtype, args.weight_dtype, length,
+                        args.gpu_memory_utilization, _positive("--block-size", args.block_size, 16),
+                        args.activation_reserve_gib,
+                        _positive("--max-num-batched-tokens", args.max_num_batched_tokens, _serve.DEFAULT_BATCHED))
+    if args.json:
+        return json.dumps(_serve.serve_json(plan))
+    return f"{describe(config)}\n\n{_serve.serve_report(plan)}"
+
+
+# --- finetune (issue 20 §1): what a LoRA / QLoRA / full fine-tuning run holds -----------------------------------
+
+def _finetune_options(command) -> None:
+    """The ``finetune`` command and its options."""
+    tune = command("finetune", "LoRA / QLoRA / full fine-tuning: trainable parameters and bytes", _finetune_command)
+    tune.add_argument("--method", metavar="M", default="lora", help="full, lora or qlora (default lora)")
+    tune.add_argument("--rank", metavar="R", help="LoRA rank r (default 8)")
+    tune.add_argument("--alpha", metavar="A", help="LoRA alpha (scales the update; no byte; default 2r)")
+    tune.add_argument("--targets", metavar="T", default=_finetune.ALL_LINEAR,
+                      help="all-linear (peft's rule: every linear layer but the head; default) or module-name "
+                           "suffixes, e.g. q_proj,v_proj (GPT-2: c_attn; BERT: query,value)")
+    tune.add_argument("--batch", metavar="B", help="sequences in the batch (default 1)")
+    tune.add_argument("--seq-len", metavar="S", help="tokens per sequence (default: the model's context length)")
+    tune.add_argument("--optimizer", metavar="O", default="adamw", help="adamw, adamw8bit or sgd (default adamw)")
+    tune.add_argument("--checkpointing", metavar="C", default="none", help="none or full (default none)")
+    tune.add_argument("--weight-dtype", metavar="DTYPE", default="bf16",
+                      help=f"the frozen (QLoRA: the unquantized) weights: {', '.join(_memory.DTYPE_BITS)} (default bf16)")
+
+
+def _finetune_command(config: ModelConfig, args: argparse.Namespace) -> str:
+    config.check_runs()  # transformers builds it but cannot run it: refused in one line naming the key
+    batch, seq_len = _batch_and_length(config, args, required=False)
+    rank = _positive("--rank", args.rank, 8)
+    alpha = _positive("--alpha", args.alpha, 2 * rank)
+    run = _finetune.Finetune(config, args.method, rank, args.targets, batch, seq_len, args.optimizer,
+                             args.checkpointing, args.weight_dtype, alpha)
+    if args.json:
+        return json.dumps(_finetune.finetune_json(run))
+    return f"{describe(config)}\n\n{_finetune.finetune_report(run)}"
 
 
 def _positive(option: str, value: str | None, default: int | None = None) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .config import ModelConfig
-from .params import EMBEDDINGS, LAYER_NORM, Param, evaluate, component_formulas
+from .params import EMBEDDINGS, LAYER_NORM, VISION, Param, evaluate, component_formulas
 
 
 def embedding_share(config: ModelConfig, V: int | None = None) -> float:
@@ -44,6 +44,8 @@ def embedding_tables(params: Iterable[Param]) -> dict[str, list[Param]]:
     """
     out: dict[str, list[Param]] = {kind: [] for kind in TABLE_KINDS}
     for p in params:
+        if p.component == VISION:
+            continue  # a vision tower listed before the language model (Gemma 3, Llama 4, Qwen2.5-VL): not text
         if _LAYER_INDEX.search(p.name):
             break  # the first layer: nothing after it belongs to the embedding layer
         if p.component == EMBEDDINGS and p.formula in TABLE_OF_FORMULA:

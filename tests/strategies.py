@@ -574,6 +574,57 @@ def qwen2_5_vl_configs(draw) -> dict:
     return {"model_type": "qwen2_5_vl", **text, "vision_config": vision}
 
 
+@st.composite
+def llama4_text_configs(draw) -> dict:
+    """Llama 4 (text): LLaMA's shapes with a head_dim of their own (Llama 4's default, 128, is said otherwise), E experts
+    and k per token with a shared expert, dense layers of their own width, the sparse layers by step or by list, NoPE
+    layers by interval or by list, a chunk S can pass."""
+    config = {**draw(llama_configs()), "model_type": "llama4_text"}
+    del config["mlp_bias"]  # Llama4TextConfig has no such switch
+    config["num_hidden_layers"] = L = draw(st.integers(1, 5))
+    if "num_key_value_heads" not in config:  # Llama 4's default is 8 key/value heads: say how many
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    config["head_dim"] = 2 * draw(st.integers(1, 4))
+    E = draw(st.integers(1, 4))
+    config["num_local_experts"] = E
+    config["num_experts_per_tok"] = draw(st.integers(1, E))
+    config["intermediate_size_mlp"] = draw(st.integers(1, 40))
+    if draw(st.booleans()):
+        config["interleave_moe_layer_step"] = draw(st.integers(1, 3))
+    elif draw(st.booleans()):
+        config["moe_layers"] = draw(st.lists(st.integers(0, L - 1), max_size=L, unique=True))
+    if draw(st.booleans()):
+        config["no_rope_layer_interval"] = draw(st.integers(1, 4))
+    elif draw(st.booleans()):
+        config["no_rope_layers"] = draw(st.lists(st.integers(0, 1), min_size=L, max_size=L))
+    config["attention_chunk_size"] = draw(st.integers(2, 8))
+    for key in ("use_qk_norm", "attn_temperature_tuning"):
+        if draw(st.booleans()):
+            config[key] = draw(st.booleans())
+    return config
+
+
+@st.composite
+def llama4_vision_configs(draw) -> dict:
+    """Llama 4's vision encoder, small: heads dividing the width, images of a few patches, the adapter's widths."""
+    A_v = draw(st.integers(1, 3))
+    p_v = draw(st.integers(1, 4))
+    return {"model_type": "llama4_vision_model", "hidden_size": A_v * 2 * draw(st.integers(1, 3)),
+            "num_attention_heads": A_v, "intermediate_size": draw(st.integers(1, 32)),
+            "num_hidden_layers": draw(st.integers(0, 2)), "patch_size": p_v,
+            "image_size": p_v * draw(st.integers(1, 4)), "num_channels": draw(st.integers(1, 3)),
+            "vision_output_dim": draw(st.integers(1, 12)), "projector_input_dim": draw(st.integers(1, 12)),
+            "projector_output_dim": draw(st.integers(1, 12))}
+
+
+@st.composite
+def llama4_configs(draw) -> dict:
+    """Llama 4 with its vision encoder: a text_config of Llama 4 (text), a small vision_config."""
+    text = draw(llama4_text_configs())
+    del text["model_type"]
+    return {"model_type": "llama4", "text_config": text, "vision_config": draw(llama4_vision_configs())}
+
+
 # one strategy per model_type of helpers.families.FAMILIES
 STRATEGIES = {
     "bert": bert_configs("bert"),
@@ -606,6 +657,8 @@ STRATEGIES = {
     "modernbert": modernbert_configs(),
     "gemma3": gemma3_configs(),
     "qwen2_5_vl": qwen2_5_vl_configs(),
+    "llama4_text": llama4_text_configs(),
+    "llama4": llama4_configs(),
 }
 
 any_config = st.one_of(*STRATEGIES.values())
@@ -731,6 +784,22 @@ TINY = {
                    "vision_config": {"depth": 2, "hidden_size": 8, "intermediate_size": 12, "num_heads": 2,
                                      "patch_size": 4, "temporal_patch_size": 2, "spatial_merge_size": 2,
                                      "out_hidden_size": 16, "window_size": 16, "fullatt_block_indexes": [1]}},
+    # Llama 4 (text): layers 0-2 rotary and chunked (4 tokens), layer 3 NoPE and full; layers 1 and 3 sparse (Maverick's
+    # alternation: 4 experts of width 8, 1 per token, a shared expert), layers 0 and 2 dense of width 12
+    "llama4_text": {"model_type": "llama4_text", "vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                    "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4, "intermediate_size": 8,
+                    "intermediate_size_mlp": 12, "num_local_experts": 4, "num_experts_per_tok": 1,
+                    "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
+    # Llama 4 with its vision encoder: the tiny text model above; 28 × 28 images of 14 × 14 patches (2 × 2, one token
+    # after the pixel shuffle), one encoder layer of 2 heads, the adapter and projector 8 wide
+    "llama4": {"model_type": "llama4", "text_config": {"vocab_size": 40, "hidden_size": 16, "num_attention_heads": 4,
+                                                       "num_key_value_heads": 2, "head_dim": 6, "num_hidden_layers": 4,
+                                                       "intermediate_size": 8, "intermediate_size_mlp": 12,
+                                                       "num_local_experts": 4, "num_experts_per_tok": 1,
+                                                       "interleave_moe_layer_step": 2, "attention_chunk_size": 4},
+               "vision_config": {"hidden_size": 16, "num_attention_heads": 2, "intermediate_size": 64,
+                                 "num_hidden_layers": 1, "image_size": 28, "patch_size": 14, "vision_output_dim": 8,
+                                 "projector_input_dim": 8, "projector_output_dim": 8}},
 }
 
 
@@ -896,7 +965,7 @@ WIDE.update({
 
 # the families whose head_dim may be 0: Mistral reads it as H // A, Gemma 2 builds its attention 0 wide (its rotary
 # embedding H // A); in the others transformers refuses it (the engine must then refuse it too)
-ZERO_HEAD = ("mistral", "gemma2")
+ZERO_HEAD = ("mistral", "gemma2", "llama4_text")
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "moe", "window_attention")
 
 
@@ -1263,6 +1332,56 @@ def wide_qwen2_5_vl_configs(draw) -> dict:
     return config
 
 
+@st.composite
+def wide_llama4_text_configs(draw) -> dict:
+    """Llama 4 (text): the shared keys, attention_bias, E experts (0 included), k per token (0 included; more than E:
+    it builds, cannot run), the dense width, the sparse layers by step (0 and negative included) or by list (indices
+    outside the stack included), the NoPE interval (0 included) or list (empty, or one layer off, included)."""
+    config = draw(wide_decoder_configs("llama4_text"))
+    for key in ("num_key_value_heads", "head_dim", "tie_word_embeddings"):  # null: refused (int and bool fields)
+        if key in config and config[key] is None and draw(st.integers(0, 3)):
+            del config[key]  # most of the time the default, so that more configs build and run
+    _put(draw, config, "attention_bias", st.booleans(), null=False)
+    E = draw(st.integers(0, 4))
+    config["num_local_experts"] = E
+    config["num_experts_per_tok"] = draw(st.sampled_from([0, 1, E, E + 1]))
+    if draw(st.integers(0, 4)):  # absent: 16384 wide, too big to run on the CPU here
+        config["intermediate_size_mlp"] = draw(st.integers(1, 24))
+    L = config["num_hidden_layers"]
+    _put(draw, config, "interleave_moe_layer_step", st.integers(-1, 3), null=False)
+    _put(draw, config, "moe_layers", st.lists(st.integers(-1, L + 1), max_size=4))
+    _put(draw, config, "no_rope_layer_interval", st.sampled_from([0, 1, 2, 3, 4, 4, 4]), null=False)
+    lengths = st.sampled_from([L] * 4 + [max(L - 1, 0), L + 1])
+    _put(draw, config, "no_rope_layers", lengths.flatmap(lambda n: st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    for key in ("use_qk_norm", "attn_temperature_tuning"):
+        _put(draw, config, key, st.booleans(), null=False)
+    return config
+
+
+@st.composite
+def wide_llama4_configs(draw) -> dict:
+    """Llama 4 with its vision encoder: a wide text_config (absent or null: Llama4TextConfig's defaults), a vision_config
+    drawn wide (absent or null: the defaults; heads that do not divide the width, more heads than width; another
+    model_type; a pixel shuffle ratio of 0)."""
+    config = {"model_type": "llama4"}
+    text = draw(wide_llama4_text_configs())
+    del text["model_type"]
+    _sub(draw, config, "text_config", text)
+    vision = draw(llama4_vision_configs())
+    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers"):
+        if draw(st.integers(0, 4)) == 0:
+            vision[key] = draw(st.integers(0 if key == "num_hidden_layers" else 1, 7))
+    if draw(st.integers(0, 5)) == 0:
+        vision["model_type"] = draw(st.sampled_from(["siglip_vision_model", "llama4_vision_model"]))
+    if draw(st.integers(0, 5)) == 0:
+        vision["pixel_shuffle_ratio"] = draw(st.sampled_from([0.0, 0.25, 0.5, 1.0]))
+    _sub(draw, config, "vision_config", vision)
+    for key, values in (("tie_word_embeddings", st.booleans()), ("image_token_index", st.integers(0, 3))):
+        if draw(st.integers(0, 3)) == 0:
+            config[key] = draw(values)
+    return config
+
+
 WIDE.update({
     "llama": wide_llama_configs("llama"),
     "mistral": wide_decoder_configs("mistral"),
@@ -1284,4 +1403,6 @@ WIDE.update({
     "modernbert": wide_modernbert_configs(),
     "gemma3": wide_gemma3_configs(),
     "qwen2_5_vl": wide_qwen2_5_vl_configs(),
+    "llama4_text": wide_llama4_text_configs(),
+    "llama4": wide_llama4_configs(),
 })

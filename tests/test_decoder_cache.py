@@ -26,7 +26,7 @@ transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
 
 DECODERS = ["llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "phi3", "gemma", "gemma2", "deepseek_v3",
-            "glm4_moe", "deepseek_v2"]
+            "glm4_moe", "deepseek_v2", "llama4_text"]
 CACHE = settings(max_examples=8, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
@@ -84,3 +84,18 @@ def test_a_window_below_one_is_counted_run_and_its_cache_refused(model_type, win
         except RuntimeError:
             pass
     assert ran == [2 - window]
+
+
+@pytest.mark.parametrize("model_type", ["llama", "llama4_text"])
+def test_chunked_layers_of_a_chunk_of_one_keep_every_token(model_type):
+    """``attention_chunk_size: 1`` with layers typed ``chunked_attention``: the cache's slice ``[-0:]`` keeps every
+    token, as a full layer's; the engine counts them so (and keeps W_c for the check of its runs)."""
+    raw = {**TINY[model_type], "attention_chunk_size": 1, "num_hidden_layers": 2,
+           "layer_types": ["chunked_attention", "full_attention"]}
+    c = parse_config(raw)
+    assert c.lists["cache"] == (2, 0, 0) and "cache" not in c.cannot_run
+    torch.manual_seed(0)
+    with torch.no_grad():
+        cache = hf_model(raw, "cpu").eval()(input_ids=torch.zeros(2, 5, dtype=torch.long), use_cache=True).past_key_values
+    assert sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values)) == \
+        kv_cache_bytes(c, 2, 5, "fp32")

@@ -203,7 +203,8 @@ def test_qwen3_moe_bad_configs_are_refused_in_one_line(write_config, change, fie
     assert_refused(run_cli("count", str(write_config(raw))), field)
 
 
-@pytest.mark.parametrize("name", ["mixtral-8x7b-v0.1", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b"])
+@pytest.mark.parametrize("name", ["mixtral-8x7b-v0.1", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b",
+                                  "llama-4-maverick-17b-128e-text", "llama-4-scout-17b-16e-text"])
 def test_moe_layer_sorts_every_sparse_layer_as_the_active_count_does(name):
     """``helpers.moe.moe_layer`` (notebook 09) sorts each sparse layer's rows into router, routed and shared experts:
     the mixtures hold every feed-forward row, and what a token skips, layer by layer, is the total less ``active``

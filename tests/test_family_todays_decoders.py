@@ -6,6 +6,8 @@ equal to transformers' class on the meta device; FLOPs equal to ``FlopCounterMod
 cache equal to the bytes transformers' cache holds after S tokens, S past the window included (a windowed layer
 keeps ``W − 1`` tokens); what is new in each (OLMo 2's QK-norm over the whole projection and norms after the
 sub-layers, SmolLM3's NoPE layers, Gemma 3's 5:1 local/global layers and QK-norm) read as transformers reads it.
+The configs transformers refuses are refused in one line naming the key, Llama 4's (text) among them
+(``tests/test_family_llama4_text.py`` holds the rest of that family).
 """
 
 from __future__ import annotations
@@ -170,6 +172,14 @@ REFUSED = [  # (model_type, change, field): transformers raises too (config clas
     ("gemma3_text", {"layer_types": ["chunked_attention"] * 3}, "layer_types"),  # no rotary base for it
     ("gemma3_text", {"hidden_size": 13}, "num_attention_heads"),  # validate_architecture: A divides H
     ("olmo2", {"head_dim": None}, "head_dim"),
+    ("llama4_text", {"interleave_moe_layer_step": 0}, "interleave_moe_layer_step"),  # range(−1, L, 0)
+    ("llama4_text", {"no_rope_layer_interval": 0}, "no_rope_layer_interval"),  # (i + 1) % 0
+    # the interval is read even beside a list (Llama4TextConfig derives its default list first)
+    ("llama4_text", {"no_rope_layer_interval": 0, "no_rope_layers": [1, 1, 1, 0]}, "no_rope_layer_interval"),
+    ("llama4_text", {"no_rope_layers": [1, 1, 0]}, "no_rope_layers"),  # 3 layer types derived for 4 layers
+    ("llama4_text", {"head_dim": 0}, "head_dim"),  # head_dim ** -0.5
+    ("llama4_text", {"num_key_value_heads": None}, "num_key_value_heads"),  # an int field
+    ("llama4_text", {"head_dim": 5}, "head_dim"),  # validate_rope: an odd head wider than 4
 ]
 
 

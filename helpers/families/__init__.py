@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from . import (albert, bert, deepseek_v3, distilbert, electra, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral,
                opt, phi3, qwen2, qwen3, qwen3_moe, t5)
-from . import gemma3_text, gpt_oss, olmo2, qwen3_next, smollm3  # the 2025 decoders of issue 19
+from . import gemma3_text, gpt_oss, llama4_text, olmo2, qwen3_next, smollm3  # the 2025 decoders of issue 19
 from . import deepseek_v2, glm4_moe  # issue 19: GLM-4.5 and DeepSeek-V2's first latent attention
 from . import modernbert  # the encoder of 2024 (issue 19)
-from . import gemma3, qwen2_5_vl  # vision-language models of issue 19 (a text family inside a composite config)
+from . import gemma3, llama4, qwen2_5_vl  # vision-language models of issue 19 (a text family inside a composite config)
 from .base import Family, ModelClass
 from ..registry import register
 
@@ -27,7 +27,7 @@ FAMILIES: dict[str, Family] = {
                    bert.XLM_ROBERTA, distilbert.DISTILBERT, electra.ELECTRA, albert.ALBERT, deepseek_v3.DEEPSEEK_V3,
                    olmo2.OLMO2, smollm3.SMOLLM3, gemma3_text.GEMMA3_TEXT, gpt_oss.GPT_OSS,
                    qwen3_next.QWEN3_NEXT, glm4_moe.GLM4_MOE, deepseek_v2.DEEPSEEK_V2, modernbert.MODERNBERT,
-                   gemma3.GEMMA3, qwen2_5_vl.QWEN2_5_VL)
+                   llama4_text.LLAMA4_TEXT, gemma3.GEMMA3, qwen2_5_vl.QWEN2_5_VL, llama4.LLAMA4)
 }
 
 SUPPORTED = tuple(FAMILIES)

@@ -6,7 +6,7 @@ Introduced in ``00_overview`` (``ModelConfig.family``). See the README, "Adding 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from ..config import Flag, ModelConfig, Size
 from ..params import Block, Layout, Param
@@ -149,7 +149,10 @@ class Family:
       ...); :attr:`architecture` stays the default;
     * ``checkpoint_names``: where the checkpoints on disk name some tensors otherwise than transformers (the
       experts of a mixture, which transformers fuses when it loads them), a function giving, for one tensor
-      of the layout, the tensors a checkpoint stores for it (itself where nothing differs); None: the same names.
+      of the layout, the tensors a checkpoint stores for it (itself where nothing differs); None: the same names;
+    * ``surplus_flops``: where transformers' own class multiplies more than the model needs (Llama 4 runs every token
+      through all E experts, weighing the unrouted by 0), the matmul FLOPs it adds to :attr:`flops`, as a formula over
+      the symbols, B and S: ``FlopCounterMode`` on that class counts ``flops + surplus_flops``; None: nothing more.
     """
 
     model_type: str
@@ -176,6 +179,7 @@ class Family:
     heads_checked_by_layers: bool = False  # the check lives in the attention layer: a depth-0 model skips it (BERT)
     classes: Mapping[str, ModelClass] = field(default_factory=dict)
     checkpoint_names: Callable[[Param], list[Param]] | None = None
+    surplus_flops: Callable[[ModelConfig], str] | None = None
     text: TextConfig | None = None
     sub_configs: tuple[str, ...] = ()
     notes: Callable[[ModelConfig], list[str]] | None = None
@@ -227,3 +231,28 @@ def mixed_stack(L: int, dense_layers: int, dense: str, sparse: str, dense_count:
     if dense_layers == 0:
         return f"L*({sparse})"
     return f"{dense_count}*({dense}) + {sparse_count}*({sparse})"
+
+
+def layer_runs(L: int, marked: Iterable[int]) -> list[tuple[range, bool]]:
+    """Layers 0 … L − 1 as runs of consecutive layers of one kind, in order: True for the indices of ``marked`` (sorted,
+    unique, within the stack), False for the others. A ``range`` of step 1 is read without a loop.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``. Qwen3-MoE marks its dense layers,
+    Llama 4 its sparse ones.
+    """
+    if isinstance(marked, range) and marked.step == 1:
+        parts = [(range(0, marked.start), False), (marked, True), (range(marked.stop, L), False)]
+        return [(run, kind) for run, kind in parts if len(run)]
+    found: list[tuple[range, bool]] = []
+    start = 0
+    for i in marked:
+        if found and found[-1][1] and found[-1][0].stop == i:
+            found[-1] = (range(found[-1][0].start, i + 1), True)
+        else:
+            if start < i:
+                found.append((range(start, i), False))
+            found.append((range(i, i + 1), True))
+        start = i + 1
+    if start < L:
+        found.append((range(start, L), False))
+    return found

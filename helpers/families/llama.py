@@ -190,7 +190,7 @@ def read_cache(raw: Mapping[str, Any], sizes: dict[str, int], window: int | None
         sizes["L_c"] = chunked
     if not windowed:
         sizes.pop("W", None)
-    if not chunked:
+    if not chunked and CHUNKED not in (types or ()):  # a chunk of 1 keeps every token, but runs still reads it
         sizes.pop("W_c", None)
     return {"cache": (full, windowed, chunked)}
 

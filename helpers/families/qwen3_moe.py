@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
-from .base import Family, mixed_stack
+from .base import Family, layer_runs, mixed_stack
 from .heads import decoder_classes, expand_experts
 
 
@@ -33,27 +33,13 @@ def is_sparse(c: ModelConfig, i: int) -> bool:
 
 def _runs(c: ModelConfig) -> list[tuple[range, bool]]:
     """The layers as runs of consecutive dense or sparse layers, in order (one run when all are alike)."""
-    L = c["L"]
+    L, s = c["L"], c["s"]
     if c["E"] <= 0:
         return [(range(L), False)]
-    if c["s"] == 1:  # sparse everywhere but the dense layers listed: cut at those
-        runs, start = [], 0
-        for i in sorted(j for j in set(c.lists["mlp_only_layers"]) if 0 <= j < L):
-            if start < i:
-                runs.append((range(start, i), True))
-            runs.append((range(i, i + 1), False))
-            start = i + 1
-        if start < L:
-            runs.append((range(start, L), True))
-        return runs
-    runs = []
-    for i in range(L):
-        sparse = is_sparse(c, i)
-        if runs and runs[-1][1] == sparse:
-            runs[-1] = (range(runs[-1][0].start, i + 1), sparse)
-        else:
-            runs.append((range(i, i + 1), sparse))
-    return runs
+    if s == 1:  # sparse everywhere but the dense layers listed: cut at those
+        dense = sorted(j for j in set(c.lists["mlp_only_layers"]) if 0 <= j < L)
+        return [(run, not is_dense) for run, is_dense in layer_runs(L, dense)]
+    return layer_runs(L, [i for i in range(s - 1, L, s) if is_sparse(c, i)])
 
 
 def _experts(c: ModelConfig) -> list[Param]:

@@ -49,6 +49,8 @@ from .gpt2 import *  # noqa: F403
 from .gpt_neox import *  # noqa: F403
 from .gpt_oss import *  # noqa: F403
 from .llama import *  # noqa: F403
+from .llama4 import *  # noqa: F403
+from .llama4_text import *  # noqa: F403
 from .modernbert import *  # noqa: F403
 from .moe import *  # noqa: F403
 from .olmo2 import *  # noqa: F403

@@ -1,0 +1,422 @@
+"""What a fine-tuning run holds: LoRA's trainable parameters as peft counts them, QLoRA's NF4 weights as bitsandbytes
+holds them, and the bytes of weights, adapters, gradients, optimizer state and activations.
+
+Works behind the command line of ``00_overview`` (``python -m helpers finetune``). Read from the engine's parameter
+table alone (no torch, no peft): each tensor's name is the one transformers gives it, so peft's rules can be applied
+to the names.
+
+* LoRA (Hu et al. 2021) adds, beside each targeted ``d_out × d_in`` linear layer, ``A`` (r × d_in) and ``B``
+  (d_out × r): **r·(d_in + d_out)** trainable values per module (an embedding table V × H: r·(V + H)). GPT-2's
+  transposed ``Conv1D`` (in × out) counts the same; a fused projection (Phi-3's ``qkv_proj``, ``gate_up_proj``) is one
+  module, one pair.
+* ``--targets all-linear`` is peft's rule (``_maybe_include_all_linear_layers``): every ``nn.Linear`` / ``Conv1D``
+  but the output head (``get_output_embeddings()``). Routers that transformers holds as a bare ``nn.Parameter``
+  (Mixtral's ``mlp.gate``, GPT-OSS's ``mlp.router`` ...) and fused 3-D expert tensors are no linear layer: peft
+  leaves them alone. A comma list matches module names by suffix as peft does (``key == t`` or ``key`` ends with
+  ``"." + t``); a matched module peft cannot wrap is refused in one line, as peft raises.
+* QLoRA (Dettmers et al. 2023): the linear weights in NF4 with double quantization, byte for byte as
+  ``bitsandbytes.functional.quantize_4bit(w, blocksize=64, quant_type="nf4", compress_statistics=True)`` holds them
+  (:func:`nf4_bytes`); the rest (embeddings, norms, head, biases, routers, fused experts) in bf16.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .config import ConfigError, ModelConfig
+from .memory import DTYPE_BITS, FULL, NO_RECOMPUTE, activation_bytes, fmt_bytes
+from .params import LM_HEAD, MATRIX, TABLE, Param, param_layout
+from .report import fmt_int, table
+
+ALL_LINEAR = "all-linear"
+METHODS = ("full", "lora", "qlora")
+OPTIMIZERS = ("adamw", "adamw8bit", "sgd")
+CHECKPOINTING = {"none": NO_RECOMPUTE, "full": FULL}
+
+# the MATRIX tensors transformers holds as a bare nn.Parameter of a module that is no nn.Linear (a router scoring the
+# experts, a projector's matrix, nn.MultiheadAttention's fused input projection), by model_type: name suffixes.
+# peft's all-linear skips them and a target naming their module is refused; tests/test_finetune.py checks this
+# table against peft on every family.
+BARE_MATRICES: dict[str, tuple[str, ...]] = {
+    "mixtral": ("mlp.gate.weight",),
+    "qwen3_moe": ("mlp.gate.weight",),
+    "qwen3_next": ("mlp.gate.weight",),
+    "deepseek_v3": ("mlp.gate.weight",),
+    "deepseek_v2": ("mlp.gate.weight",),
+    "glm4_moe": ("mlp.gate.weight",),
+    "gpt_oss": ("mlp.router.weight",),
+    "gemma3": ("mm_input_projection_weight", "attention.in_proj_weight"),
+}
+
+# bitsandbytes' NF4 with double quantization (functional.quantize_4bit, compress_statistics=True)
+NF4_BLOCK = 64  # values per first-level absmax
+NF4_BLOCK2 = 256  # first-level absmaxes per second-level fp32 absmax
+NF4_CODE = 16 * 4  # the NF4 code table: 16 fp32 values, held by every tensor's QuantState
+DYNAMIC_CODE = 256 * 4  # the 8-bit dynamic map quantizing the absmaxes: 256 fp32 values, in every state2
+NF4_FORMULA = "⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024"
+
+# bitsandbytes AdamW8bit (optim.optimizer.Optimizer2State.init_state): tensors under min_8bit_size keep fp32 moments
+MIN_8BIT_SIZE = 4096
+ADAM8_BLOCK = 256
+
+OPTIMIZER_CONVENTIONS = {
+    "adamw": "torch.optim.AdamW: exp_avg and exp_avg_sq in fp32 (8 bytes a trainable value) + one fp32 step "
+             "scalar per tensor (4·N_t)",
+    "adamw8bit": "bitsandbytes AdamW8bit: two uint8 moments + two fp32 absmax per 256 values (2n + 8·⌈n/256⌉), "
+                 "fp32 moments (8n) for a tensor under 4096 values; the two 1 KiB code maps once",
+    "sgd": "torch.optim.SGD without momentum: no state",
+}
+
+
+# peft's bridge from transformers 4 to 5 for the mixtures whose experts transformers 5 fuses into 3-D parameters
+# (peft.utils.transformers_weight_conversion: _MODEL_TO_CONVERSION_PATTERN, _MOE_TARGET_MODULE_MAPPING and
+# _MOE_FUSED_TARGETS): a target naming a transformers-4 module (the router ``gate``, an expert's projection) becomes a
+# target *parameter* (``gate.weight``, the fused ``gate_up_proj`` and ``down_proj``), wrapped whole (r·E per side for
+# E experts); ``all-linear`` adds every such name; the two halves of ``gate_up_proj`` are targeted together (rank 2r)
+# or peft raises. A name so moved no longer targets the linear layers it also names (a dense layer's ``down_proj``).
+PEFT_MIXTRAL = ({"gate": "gate.weight", "w1": "gate_up_proj", "w3": "gate_up_proj", "w2": "down_proj"}, ("w1", "w3"))
+PEFT_QWEN2_MOE = ({"gate": "gate.weight", "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj",
+                   "down_proj": "down_proj"}, ("gate_proj", "up_proj"))
+PEFT_MOE = {"mixtral": PEFT_MIXTRAL, "qwen3_moe": PEFT_QWEN2_MOE, "deepseek_v3": PEFT_QWEN2_MOE,
+            "deepseek_v2": PEFT_QWEN2_MOE, "qwen3_next": PEFT_QWEN2_MOE, "glm4_moe": PEFT_QWEN2_MOE}
+
+LINEAR, EMBEDDING, CONV = "linear", "embedding", "convolution"
+WRAPPED = (LINEAR, EMBEDDING, CONV)
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module as transformers names it, read from its tensors: ``kind`` is ``"linear"``, ``"embedding"``,
+    ``"convolution"`` (a patch embedding) or what stops peft from wrapping it; ``shape`` its weight's (out × in,
+    GPT-2's Conv1D in × out; a convolution out × in × kernel)."""
+
+    name: str
+    kind: str
+    shape: tuple[int, ...] = ()
+    head: bool = False
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One LoRA pair peft adds: ``a`` values in A (r × d_in), ``b`` in B (d_out × r)."""
+
+    name: str
+    a: int
+    b: int
+
+    @property
+    def values(self) -> int:
+        return self.a + self.b
+
+
+def _adapter(m: Module, rank: int) -> Adapter:
+    """peft's pair for a module: a linear layer r·d_in + d_out·r; an embedding V × H r·V + H·r; a convolution
+    r·(in·kernel) + out·r (its B a 1 × 1 convolution)."""
+    if m.kind == EMBEDDING:
+        return Adapter(m.name, rank * m.shape[0], m.shape[1] * rank)
+    return Adapter(m.name, rank * math.prod(m.shape[1:]), m.shape[0] * rank)
+
+
+def _wrapped_parameter(name: str, shape: tuple[int, ...], rank: int) -> Adapter:
+    """peft's ``ParamWrapper`` on a bare parameter: E × in × out (fused experts; a matrix out × in: E = 1) gets
+    A = Linear(in, r·E) and B = Linear(r·E, out)."""
+    if len(shape) == 3:
+        experts, d_in, d_out = shape
+    elif len(shape) == 2:
+        experts, (d_out, d_in) = 1, shape
+    else:
+        raise ConfigError("--targets", f"{name} is a vector of {shape[0]}: peft wraps matrices and expert tensors only")
+    return Adapter(name, rank * experts * d_in, d_out * rank * experts)
+
+
+def modules(config: ModelConfig) -> dict[str, Module]:
+    """Every module holding a parameter, by name: the linear layers (the output head marked), the embedding tables,
+    the patch embeddings, and the others (norms, convolutions, fused experts, routers) with what they are.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    The output head is the linear layer giving the V logits; one
+    tied to the token table (no tensor of its own in the table) is listed as the linear layer transformers still
+    builds (``lm_head``, GPT-NeoX's ``embed_out``).
+    """
+    bare = BARE_MATRICES.get(config.model_type, ())
+    found: dict[str, Module] = {}
+    params = param_layout(config).expand()
+    V = config.sizes.get("V")
+
+    def is_head(p: Param) -> bool:
+        return p.component == LM_HEAD and p.kind == MATRIX and p.shape[0] == V
+
+    untied = any(is_head(p) for p in params)
+    for p in params:
+        module, _, attribute = p.name.rpartition(".")
+        if module in found and found[module].kind in WRAPPED and attribute != "weight":
+            continue  # a linear layer's bias
+        if attribute == "weight" and p.kind == MATRIX and not p.name.endswith(bare):
+            found[module] = Module(module, LINEAR if len(p.shape) == 2 else CONV, p.shape, is_head(p))
+        elif attribute == "weight" and len(p.shape) == 2 and p.kind == TABLE:
+            found[module] = Module(module, EMBEDDING, p.shape)
+            if p.tokens and not untied:  # the token table is also the head: transformers still builds the Linear
+                head = "embed_out" if config.model_type == "gpt_neox" else "lm_head"
+                found[head] = Module(head, LINEAR, p.shape, head=True)
+        elif module not in found:
+            found[module] = Module(module, f"{p.kind} ({attribute})")
+    return found
+
+
+def targeted(config: ModelConfig, targets: str = ALL_LINEAR, rank: int = 1) -> list[Adapter]:
+    """The LoRA pairs peft adds for ``targets`` (``"all-linear"`` or a comma list of module-name suffixes) at ``rank``.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    Raises :class:`ConfigError` (``--targets``) where peft raises:
+    nothing matches, a matched module is no linear layer, embedding or convolution (a norm, a router, the fused
+    experts, a block of layers), half of a fused pair (:data:`PEFT_MOE`).
+    """
+    table_ = modules(config)
+    mapping, fused = PEFT_MOE.get(config.model_type, ({}, ()))
+    if targets.strip().lower() == ALL_LINEAR:
+        linear = [m for m in table_.values() if m.kind == LINEAR and not m.head]
+        if not mapping:
+            if not linear:
+                raise ConfigError("--targets", f"{config.name} has no linear layer but its head")
+            return [_adapter(m, rank) for m in linear]
+        wanted = {m.name.rpartition(".")[2] for m in linear} | set(mapping)
+    else:
+        wanted = {t.strip() for t in targets.split(",") if t.strip()}
+        if not wanted:
+            raise ConfigError("--targets", "give all-linear or a comma list of module names (q_proj,v_proj)")
+    suffixes, parameters, halves = set(), set(), set()
+    for t in wanted:
+        old = next((o for o in mapping if t == o or t.endswith("." + o)), None)
+        if old is None:
+            suffixes.add(t)
+        else:
+            parameters.add(mapping[old])
+            halves |= {old} & set(fused)
+    if 0 < len(halves) < len(fused):
+        raise ConfigError("--targets", f"peft fuses {' and '.join(fused)} into gate_up_proj: target both or neither")
+
+    def hit(name: str, among: set[str]) -> bool:
+        return any(name == t or name.endswith("." + t) for t in among)
+
+    chosen = [m for m in table_.values() if hit(m.name, suffixes)]
+    for m in chosen:
+        if m.kind not in WRAPPED:
+            raise ConfigError("--targets", f"{m.name} holds a {m.kind}: peft's LoRA wraps no such module")
+    containers = set()
+    for name in table_:  # every prefix of a module is a module too (a layer, its attention block)
+        while "." in name:
+            name = name.rpartition(".")[0]
+            containers.add(name)
+    blocks = sorted(name for name in containers - set(table_) if hit(name, suffixes))
+    if blocks:
+        raise ConfigError("--targets", f"{blocks[0]} is a block of modules, not a layer peft's LoRA can wrap")
+    adapters = [_adapter(m, rank) for m in chosen]
+    for p in param_layout(config).expand():
+        if hit(p.name, parameters):
+            both = len(halves) == len(fused) and p.name.endswith(".gate_up_proj")
+            adapters.append(_wrapped_parameter(p.name, p.shape, rank * len(fused) if both else rank))
+    if not adapters:
+        raise ConfigError("--targets", f"{', '.join(sorted(wanted))} matches no module of {config.name}")
+    return adapters
+
+
+def lora_parameters(config: ModelConfig, rank: int, targets: str = ALL_LINEAR) -> int:
+    """LoRA's trainable values: r·(d_in + d_out) summed over the targeted modules, what peft's ``get_peft_model``
+    leaves trainable (``bias="none"``).
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    return sum(adapter.values for adapter in targeted(config, targets, rank))
+
+
+def nf4_bytes(values: int) -> int:
+    """Bytes bitsandbytes holds for one tensor of ``values`` values in NF4 with double quantization, exact.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    ``quantize_4bit(w, blocksize=64, quant_type="nf4",
+    compress_statistics=True)``: the 4-bit values packed two a byte (⌈n/2⌉), one absmax per 64 values quantized to
+    uint8 (⌈n/64⌉), one fp32 absmax per 256 of those and the fp32 offset (their mean), and the two code tables every
+    state holds (NF4's 16 fp32 values, the dynamic map's 256): ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024``.
+    """
+    blocks = -(-values // NF4_BLOCK)
+    return -(-values // 2) + blocks + 4 * -(-blocks // NF4_BLOCK2) + 4 + NF4_CODE + DYNAMIC_CODE
+
+
+def _dtype_bytes(values: int, dtype: str) -> int:
+    return -(-values * DTYPE_BITS[dtype] // 8)
+
+
+@dataclass(frozen=True)
+class Finetune:
+    """One fine-tuning run's memory, part by part (bytes), with the formula of each part."""
+
+    config: ModelConfig
+    method: str
+    rank: int
+    targets: str
+    batch: int
+    seq_len: int
+    optimizer: str
+    checkpointing: str
+    weight_dtype: str
+    alpha: int | None = None
+
+    def __post_init__(self) -> None:
+        for option, value, allowed in (("--method", self.method, METHODS), ("--optimizer", self.optimizer, OPTIMIZERS),
+                                       ("--checkpointing", self.checkpointing, tuple(CHECKPOINTING)),
+                                       ("--weight-dtype", self.weight_dtype, tuple(DTYPE_BITS))):
+            if value not in allowed:
+                raise ConfigError(option, f"must be one of {', '.join(allowed)}, got {value!r}")
+
+    @property
+    def adapters(self) -> list[Adapter]:
+        """The LoRA pairs (:func:`targeted`); none for full fine-tuning."""
+        return [] if self.method == "full" else targeted(self.config, self.targets, self.rank)
+
+    @property
+    def parameters(self) -> int:
+        """N: every parameter of the model."""
+        return param_layout(self.config).total
+
+    @property
+    def trainable_parameters(self) -> int:
+        """The values the optimizer updates: the adapters (LoRA, QLoRA) or every parameter (full)."""
+        if self.method == "full":
+            return self.parameters
+        return sum((a.values for a in self.adapters), 0)
+
+    @property
+    def quantized(self) -> list[Module]:
+        """The linear layers QLoRA holds in NF4: every one but the output head."""
+        if self.method != "qlora":
+            return []
+        return [m for m in modules(self.config).values() if m.kind == LINEAR and not m.head]
+
+    @property
+    def frozen_weight_bytes(self) -> int:
+        """The base model's weights: LoRA, all in ``weight_dtype``; QLoRA, the linear layers' weights in NF4
+        (:func:`nf4_bytes`, tensor by tensor) and the rest in ``weight_dtype``; full fine-tuning, none frozen."""
+        if self.method == "full":
+            return 0
+        quantized = [m.shape[0] * m.shape[1] for m in self.quantized]
+        rest = self.parameters - sum(quantized, 0)
+        return sum((nf4_bytes(n) for n in quantized), 0) + _dtype_bytes(rest, self.weight_dtype)
+
+    @property
+    def adapter_bytes(self) -> int:
+        """The adapters in fp32 (peft's ``autocast_adapter_dtype=True`` casts bf16/fp16 adapters to fp32)."""
+        return 4 * self.trainable_parameters if self.method != "full" else 0
+
+    @property
+    def trained_weight_bytes(self) -> int:
+        """Full fine-tuning: the weights being trained, in ``weight_dtype`` (LoRA's are the adapters)."""
+        return _dtype_bytes(self.parameters, self.weight_dtype) if self.method == "full" else 0
+
+    @property
+    def gradient_bytes(self) -> int:
+        """One gradient per trainable value, in the trained weights' dtype (fp32 adapters; full: ``weight_dtype``)."""
+        if self.method == "full":
+            return _dtype_bytes(self.parameters, self.weight_dtype)
+        return 4 * self.trainable_parameters
+
+    @property
+    def tensors(self) -> list[int]:
+        """The sizes of the trainable tensors (the optimizer keeps state per tensor)."""
+        if self.method == "full":
+            return [p.count for p in param_layout(self.config).expand()]
+        return [n for a in self.adapters for n in (a.a, a.b)]
+
+    @property
+    def master_bytes(self) -> int:
+        """Full fine-tuning in 16-bit weights: the fp32 master copy the optimizer updates (4 bytes a parameter)."""
+        return 4 * self.parameters if self.method == "full" and DTYPE_BITS[self.weight_dtype] < 32 else 0
+
+    @property
+    def optimizer_bytes(self) -> int:
+        """The optimizer's state (:data:`OPTIMIZER_CONVENTIONS`), plus the fp32 master weights of 16-bit full
+        fine-tuning."""
+        sizes = self.tensors
+        if self.optimizer == "sgd":
+            state = 0
+        elif self.optimizer == "adamw":
+            state = 8 * sum(sizes, 0) + 4 * len(sizes)
+        else:
+            state = sum((8 * n if n < MIN_8BIT_SIZE else 2 * n + 8 * -(-n // ADAM8_BLOCK) for n in sizes), 0)
+            state += 2 * 1024 if any(n >= MIN_8BIT_SIZE for n in sizes) else 0
+        return state + self.master_bytes
+
+    @property
+    def activation_bytes(self) -> int:
+        """The layers' saved activations in 16-bit (Korthikanti et al. 2022): full checkpointing, each layer's input,
+        2·S·B·H a layer, exactly what autograd saves (tests/test_finetune.py, seven families); none, eq. 1's
+        ESTIMATE, 34·S·B·H + 5·A·S²·B a layer, 9 to 19% under what autograd saves on GPT-2."""
+        return activation_bytes(self.config, self.batch, self.seq_len, CHECKPOINTING[self.checkpointing])
+
+    @property
+    def total_bytes(self) -> int:
+        return (self.frozen_weight_bytes + self.adapter_bytes + self.trained_weight_bytes + self.gradient_bytes
+                + self.optimizer_bytes + self.activation_bytes)
+
+    def formulas(self) -> dict[str, str]:
+        """The formula of each part, as the text output prints it."""
+        w = DTYPE_BITS[self.weight_dtype] / 8
+        w = int(w) if w == int(w) else w
+        lora = "r·Σ(d_in + d_out) over the targeted modules"
+        frozen = {"full": "0 (every weight is trained)", "lora": f"{w}·N ({self.weight_dtype})",
+                  "qlora": f"Σ NF4 bytes per linear weight ({NF4_FORMULA}) + {w}·(rest of N) ({self.weight_dtype})"}
+        checkpoint = ("L·2·S·B·H, each layer's input in bf16 (full checkpointing; exact as autograd saves it)"
+                      if self.checkpointing == "full" else
+                      "ESTIMATE, Korthikanti et al. 2022 eq. 1: L·S·B·H·(34 + 5·A·S/H) (GPT-2 saves 9-19% more)")
+        master = " + 4·N (fp32 master weights)" if self.master_bytes else ""
+        return {
+            "trainable_parameters": "N" if self.method == "full" else lora,
+            "frozen_weight_bytes": frozen[self.method],
+            "adapter_bytes": "0" if self.method == "full" else "4·trainable (fp32 adapters)",
+            "trained_weight_bytes": f"{w}·N ({self.weight_dtype})" if self.method == "full" else "0",
+            "gradient_bytes": f"{w}·N" if self.method == "full" else "4·trainable (fp32)",
+            "optimizer_bytes": OPTIMIZER_CONVENTIONS[self.optimizer] + master,
+            "activation_bytes": checkpoint + "; the layers only, logits left out",
+            "total_bytes": "the sum of the parts above",
+        }
+
+
+KEYS = ("trainable_parameters", "frozen_weight_bytes", "adapter_bytes", "trained_weight_bytes", "gradient_bytes",
+        "optimizer_bytes", "activation_bytes", "total_bytes")
+
+
+def finetune_json(run: Finetune) -> dict[str, Any]:
+    """The ``python -m helpers finetune --json`` document: the issue's keys, and the run's settings.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    doc: dict[str, Any] = {"model": run.config.name, "method": run.method, "parameters": run.parameters}
+    if run.method != "full":
+        doc.update(rank=run.rank, alpha=run.alpha, targets=run.targets,
+                   target_modules=len(run.adapters))
+    doc.update(batch=run.batch, seq_len=run.seq_len, optimizer=run.optimizer, checkpointing=run.checkpointing,
+               weight_dtype=run.weight_dtype)
+    doc.update({key: getattr(run, key) for key in KEYS})
+    doc["activation_estimate"] = run.checkpointing == "none"
+    return doc
+
+
+def finetune_report(run: Finetune) -> str:
+    """The text of ``python -m helpers finetune``: each part's bytes and formula.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    formulas = run.formulas()
+    share = run.trainable_parameters / run.parameters if run.parameters else 0.0
+    head = f"{run.method}"
+    if run.method != "full":
+        head += (f", rank r = {run.rank}, targets {run.targets} ({len(run.adapters)} modules)"
+                 + ("" if run.alpha is None else f", alpha {run.alpha} (scales the update, no byte)"))
+    lines = [f"fine-tuning: {head}; B = {run.batch} × S = {run.seq_len}, optimizer {run.optimizer}, "
+             f"checkpointing {run.checkpointing}", "",
+             f"trainable parameters: {fmt_int(run.trainable_parameters)} of N = {fmt_int(run.parameters)} "
+             f"({share:.4%}) = {formulas['trainable_parameters']}", ""]
+    rows = [(key.removesuffix("_bytes").replace("_", " "), fmt_int(getattr(run, key)), fmt_bytes(getattr(run, key)),
+             formulas[key]) for key in KEYS[1:]]
+    return "\n".join([*lines, table(("part", "bytes", "", "formula"), rows, right=(1, 2))])
