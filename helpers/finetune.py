@@ -28,6 +28,7 @@ from typing import Any
 from .config import ConfigError, ModelConfig
 from .memory import DTYPE_BITS, FULL, NO_RECOMPUTE, activation_bytes, fmt_bytes
 from .params import LM_HEAD, MATRIX, TABLE, Param, param_layout
+from .quantized import nf4_bytes
 from .report import fmt_int, table
 
 ALL_LINEAR = "all-linear"
@@ -50,11 +51,7 @@ BARE_MATRICES: dict[str, tuple[str, ...]] = {
     "gemma3": ("mm_input_projection_weight", "attention.in_proj_weight"),
 }
 
-# bitsandbytes' NF4 with double quantization (functional.quantize_4bit, compress_statistics=True)
-NF4_BLOCK = 64  # values per first-level absmax
-NF4_BLOCK2 = 256  # first-level absmaxes per second-level fp32 absmax
-NF4_CODE = 16 * 4  # the NF4 code table: 16 fp32 values, held by every tensor's QuantState
-DYNAMIC_CODE = 256 * 4  # the 8-bit dynamic map quantizing the absmaxes: 256 fp32 values, in every state2
+# bitsandbytes' NF4 with double quantization (functional.quantize_4bit, compress_statistics=True): helpers.quantized
 NF4_FORMULA = "⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024"
 
 # bitsandbytes AdamW8bit (optim.optimizer.Optimizer2State.init_state): tensors under min_8bit_size keep fp32 moments
@@ -229,19 +226,6 @@ def lora_parameters(config: ModelConfig, rank: int, targets: str = ALL_LINEAR) -
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return sum(adapter.values for adapter in targeted(config, targets, rank))
-
-
-def nf4_bytes(values: int) -> int:
-    """Bytes bitsandbytes holds for one tensor of ``values`` values in NF4 with double quantization, exact.
-
-    No notebook calls it; it works behind the helpers of ``00_overview``.
-    ``quantize_4bit(w, blocksize=64, quant_type="nf4",
-    compress_statistics=True)``: the 4-bit values packed two a byte (⌈n/2⌉), one absmax per 64 values quantized to
-    uint8 (⌈n/64⌉), one fp32 absmax per 256 of those and the fp32 offset (their mean), and the two code tables every
-    state holds (NF4's 16 fp32 values, the dynamic map's 256): ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024``.
-    """
-    blocks = -(-values // NF4_BLOCK)
-    return -(-values // 2) + blocks + 4 * -(-blocks // NF4_BLOCK2) + 4 + NF4_CODE + DYNAMIC_CODE
 
 
 def _dtype_bytes(values: int, dtype: str) -> int:

@@ -55,6 +55,13 @@ ROUTERS = ("gate", "router")
 KEEP_IN_FP32: dict[str, tuple[str, ...]] = {"t5": ("wo",), "gpt_oss": ("post_attention_layernorm", "input_layernorm", "norm")}  # a mixture's router: the module beside its experts (not an nn.Linear in transformers)
 
 
+# bitsandbytes' 4-bit state (functional.quantize_4bit; NF4 and FP4 alike), bytes by dtype
+BNB_BLOCK = 64  # values per first-level absmax
+BNB_BLOCK2 = 256  # first-level absmaxes per second-level fp32 absmax (double quantization)
+BNB_CODE = 16 * 4  # the 4-bit code table: 16 fp32 values, held by every tensor's QuantState
+DYNAMIC_CODE = 256 * 4  # the 8-bit dynamic map quantizing the absmaxes: 256 fp32 values, in every state2
+
+
 @dataclass(frozen=True)
 class Stored:
     """What a quantized checkpoint stores: its ``quant_method``, a line on its layout, bytes by dtype."""
@@ -182,6 +189,30 @@ def block_scales(rows: int, cols: int, block: tuple[int, int] = (128, 128), leas
     return max(_cdiv(rows, block[0]), least_rows) * _cdiv(cols, block[1])
 
 
+def bnb_4bit_parts(values: int, double: bool = True) -> dict[str, int]:
+    """Bytes bitsandbytes holds for one tensor of ``values`` values in 4 bits (NF4 or FP4), by dtype, exact.
+
+    ``quantize_4bit(w, blocksize=64, compress_statistics=double)``: the 4-bit values packed two a byte (⌈n/2⌉), one
+    absmax per 64 values, the 16-entry fp32 code table; with double quantization the absmaxes in uint8 (⌈n/64⌉), one
+    fp32 absmax per 256 of those, the fp32 offset (their mean) and the dynamic map's 256 fp32 values; without it the
+    absmaxes in fp32 (4·⌈n/64⌉).
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    blocks = _cdiv(values, BNB_BLOCK)
+    if double:
+        return {"uint8": _cdiv(values, 2) + blocks, "fp32": 4 * _cdiv(blocks, BNB_BLOCK2) + 4 + BNB_CODE + DYNAMIC_CODE}
+    return {"uint8": _cdiv(values, 2), "fp32": 4 * blocks + BNB_CODE}
+
+
+def nf4_bytes(values: int) -> int:
+    """Bytes bitsandbytes holds for one tensor of ``values`` values in NF4 with double quantization (QLoRA's frozen
+    weights), exact: ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024`` (:func:`bnb_4bit_parts`).
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    return sum(bnb_4bit_parts(values).values(), 0)
+
+
 def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
     block = q.get("weight_block_size", [128, 128])  # FineGrainedFP8Config's default; null: one scale per tensor
     if block is not None and (not isinstance(block, list) or len(block) != 2
@@ -249,14 +280,8 @@ def _bnb(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
             _add(by, "fp32", 4 * rows)
             _add(by, "uint8", 1)  # weight_format
             return
-        blocks = _cdiv(count, 64)
-        _add(by, "uint8", _cdiv(count, 2))
-        _add(by, "fp32", 4 * 16)  # the code (quant_map)
-        if double:
-            _add(by, "uint8", blocks)
-            _add(by, "fp32", 4 * (_cdiv(blocks, 256) + 256 + 1))  # absmax of absmaxes, their code, offset
-        else:
-            _add(by, "fp32", 4 * blocks)
+        for dtype, n in bnb_4bit_parts(count, double).items():
+            _add(by, dtype, n)
 
     conv1d = config.model_type in CONV1D_FAMILIES
     for p in params:
