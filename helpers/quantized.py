@@ -16,12 +16,13 @@ module stored as the format's own code lays it out:
   (``*_blocks``: 32 four-bit values in 16 bytes; ``*_scales``: one 8-bit exponent per 32 values); everything else,
   the experts' biases included, in bf16.
 * ``bitsandbytes`` 4-bit (``load_in_4bit``; nf4 or fp4): every linear layer (``nn.Linear``, GPT-2's ``Conv1D``)
-  but the skipped ones as bitsandbytes' ``Params4bit`` holds it (``functional.quantize_4bit``): the values packed
-  two to a byte, one absmax per 64 values (fp32; with double quantization uint8, re-quantized in blocks of 256 with
-  fp32 absmaxes, a 256-entry fp32 code and an fp32 offset), the 16-entry fp32 code table. Not counted: the few
-  hundred bytes of JSON bitsandbytes packs per layer into ``quant_state.bitsandbytes__nf4`` when it saves (its
-  length depends on the offset's digits). 8-bit (``load_in_8bit``, LLM.int8): int8 weights, one fp32 row scale
-  (``SCB``) per output row, one ``weight_format`` byte per layer (``Linear8bitLt._save_to_state_dict``).
+  but the skipped ones as bitsandbytes saves them (``functional.quantize_4bit``, :func:`bnb_4bit_parts`): the values
+  packed two to a byte, one absmax per 64 values (fp32; with double quantization uint8, re-quantized in blocks of
+  256 with fp32 absmaxes and a 256-entry fp32 code), the 16-entry fp32 code table. Not counted: the JSON
+  bitsandbytes packs per layer into a ``quant_state.bitsandbytes__nf4`` uint8 tensor when it saves (78 to 170-odd
+  bytes: shape, dtype, block sizes and the double quantization's offset, whose digits vary). 8-bit
+  (``load_in_8bit``, LLM.int8): int8 weights, one fp32 row scale (``SCB``) per output row, one ``weight_format``
+  byte per layer (``Linear8bitLt._save_to_state_dict``). Checked against the files ``save_pretrained`` writes.
 * ``gptq`` and ``awq`` (``bits``, ``group_size``): every linear layer of the transformer layers (each routed expert
   on its own, as their checkpoints store experts) packed in int32: ``qweight`` (in·bits/32 × out for GPTQ, in ×
   out·bits/32 for AWQ's GEMM layout), ``qzeros`` (⌈in/g⌉ × out·bits/32), fp16 ``scales`` (⌈in/g⌉ × out), GPTQ's
@@ -189,18 +190,20 @@ def block_scales(rows: int, cols: int, block: tuple[int, int] = (128, 128), leas
     return max(_cdiv(rows, block[0]), least_rows) * _cdiv(cols, block[1])
 
 
-def bnb_4bit_parts(values: int, double: bool = True) -> dict[str, int]:
+def bnb_4bit_parts(values: int, double: bool = True, offset: bool = True) -> dict[str, int]:
     """Bytes bitsandbytes holds for one tensor of ``values`` values in 4 bits (NF4 or FP4), by dtype, exact.
 
     ``quantize_4bit(w, blocksize=64, compress_statistics=double)``: the 4-bit values packed two a byte (⌈n/2⌉), one
     absmax per 64 values, the 16-entry fp32 code table; with double quantization the absmaxes in uint8 (⌈n/64⌉), one
-    fp32 absmax per 256 of those, the fp32 offset (their mean) and the dynamic map's 256 fp32 values; without it the
-    absmaxes in fp32 (4·⌈n/64⌉).
+    fp32 absmax per 256 of those, the dynamic map's 256 fp32 values and (``offset``) the fp32 offset, their mean,
+    which bitsandbytes holds as a tensor and its saved files write into the layer's JSON state instead; without it
+    the absmaxes in fp32 (4·⌈n/64⌉).
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     blocks = _cdiv(values, BNB_BLOCK)
     if double:
-        return {"uint8": _cdiv(values, 2) + blocks, "fp32": 4 * _cdiv(blocks, BNB_BLOCK2) + 4 + BNB_CODE + DYNAMIC_CODE}
+        return {"uint8": _cdiv(values, 2) + blocks,
+                "fp32": 4 * _cdiv(blocks, BNB_BLOCK2) + 4 * offset + BNB_CODE + DYNAMIC_CODE}
     return {"uint8": _cdiv(values, 2), "fp32": 4 * blocks + BNB_CODE}
 
 
@@ -280,7 +283,7 @@ def _bnb(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
             _add(by, "fp32", 4 * rows)
             _add(by, "uint8", 1)  # weight_format
             return
-        for dtype, n in bnb_4bit_parts(count, double).items():
+        for dtype, n in bnb_4bit_parts(count, double, offset=False).items():  # as the files hold them
             _add(by, dtype, n)
 
     conv1d = config.model_type in CONV1D_FAMILIES

@@ -131,7 +131,7 @@ def test_bitsandbytes_4bit_bytes_as_quantize_4bit_holds_them():
         tensors = [packed, state.absmax, state.code, state.state2.absmax, state.state2.code, state.offset]
         held += sum(t.numel() * t.element_size() for t in tensors)
     plain = 2 * (2 * 50 * 64 + 3 * 64)  # embed_tokens, lm_head, three norms
-    assert stored_weights(config).total == held + plain
+    assert stored_weights(config).total == held - 7 * 4 + plain  # the files keep each offset in the JSON state
     single = stored_weights(replace(config, quantization={**raw["quantization_config"], "bnb_4bit_use_double_quant": False}))
     assert single.by_dtype["fp32"] == 4 * 7 * 16 + 4 * sum(-(-n // 64) for n in (4096, 2048, 2048, 4096, 6144, 6144, 6144))
 
@@ -165,6 +165,36 @@ def test_bitsandbytes_8bit_bytes_as_int8_vectorwise_quant_holds_them():
         held += values.numel() * values.element_size() + rows.numel() * rows.element_size() + 1  # + weight_format
     plain = 2 * (50 * 32 + 8 * 32 + 2 * 2 * 32 + 2 * 32 + 96 + 32 + 128 + 32)  # tables, norms, the four biases
     assert stored_weights(parse_config(raw)).total == held + plain
+
+
+@pytest.mark.parametrize("setting", [{"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": True},
+                                     {"load_in_4bit": True, "bnb_4bit_quant_type": "fp4"}, {"load_in_8bit": True},
+                                     {"load_in_4bit": True, "llm_int8_skip_modules": ["o_proj", "lm_head"]}])
+def test_bitsandbytes_as_save_pretrained_writes_it(tmp_path, setting):
+    """A tiny model loaded through bitsandbytes on the CPU and saved: its safetensors tensors, the per-layer JSON
+    states aside, add up to stored_weight_bytes of the config.json it writes."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("bitsandbytes")
+    transformers = pytest.importorskip("transformers")
+    safetensors = pytest.importorskip("safetensors")
+    transformers.logging.set_verbosity_error()
+    raw = {"model_type": "qwen2", "vocab_size": 50, "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "num_hidden_layers": 2, "tie_word_embeddings": False}
+    torch.manual_seed(0)
+    hf_model(raw, "cpu").to(torch.bfloat16).save_pretrained(tmp_path / "plain")
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        tmp_path / "plain", device_map="cpu", dtype=torch.bfloat16,
+        quantization_config=transformers.BitsAndBytesConfig(**setting, bnb_4bit_compute_dtype=torch.bfloat16))
+    model.save_pretrained(tmp_path / "saved")
+    by: dict[str, int] = {}
+    with safetensors.safe_open(tmp_path / "saved" / "model.safetensors", "pt") as f:
+        for key in f.keys():
+            if ".quant_state.bitsandbytes__" not in key:
+                tensor = f.get_tensor(key)
+                by[str(tensor.dtype)] = by.get(str(tensor.dtype), 0) + tensor.numel() * tensor.element_size()
+    config = load_config(tmp_path / "saved" / "config.json")
+    assert config.quantization["quant_method"] == "bitsandbytes"
+    assert stored_weights(config).total == sum(by.values())
 
 
 def test_gptq_and_awq_layouts_by_hand():
