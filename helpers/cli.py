@@ -306,18 +306,20 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
     return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
 
 
-def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Namespace) -> str:
-    """``count`` and ``memory`` of a model type no family teaches, counted by transformers; the rest refused."""
+def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Namespace, untaught: str = "",
+                     refusal: ConfigError | None = None) -> str:
+    """``count`` and ``memory`` of a model type no family teaches (or of a key its family does not model: ``untaught``,
+    ``refusal`` the engine's own one-line answer), counted by transformers; the rest refused."""
     model_type = raw["model_type"]
     if args.command not in ("count", "memory"):
-        raise _fallback.refuse(model_type, args.command)
+        raise refusal or _fallback.refuse(model_type, args.command)
     for option in ("names", "batch", "seq_len", "gpus", "zero", "tp"):
         value = getattr(args, option, None)
         if value is not None and value != TRANSFORMERS:
-            raise _fallback.refuse(model_type, f"--{option.replace('_', '-')}")
+            raise refusal or _fallback.refuse(model_type, f"--{option.replace('_', '-')}")
     if args.command == "memory" and args.dtype not in _memory.DTYPE_BITS:
         raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
-    result = _fallback.count_by_transformers(raw, name, getattr(args, "model_class", None), labels)
+    result = _fallback.count_by_transformers(raw, name, getattr(args, "model_class", None), labels, untaught=untaught)
     if args.command == "memory":
         return json.dumps(_fallback.counted_memory_json(result)) if args.json else _fallback.memory_text(result)
     return json.dumps(_fallback.counted_json(result)) if args.json else _fallback.count_text(result, args.tensors)
@@ -331,11 +333,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels = None if labels is None else _positive("--num-labels", labels)
         try:
             config = load_config(args.config, model_class=getattr(args, "model_class", None), num_labels=labels)
-        except ConfigError as error:  # a model_type with no family: transformers counts it (helpers.fallback)
+        except ConfigError as error:  # a model_type with no family, or a key it does not model: transformers counts it
             untaught = _fallback.untaught_config(args.config) if error.field == "model_type" else None
-            if untaught is None:
+            unmodelled = None if untaught else _fallback.unmodelled_config(args.config, error)
+            if untaught is not None:
+                output = _by_transformers(*untaught, labels, args)
+            elif unmodelled is not None:
+                name, raw, what = unmodelled
+                output = _by_transformers(name, raw, labels, args, what, error)
+            else:
                 raise
-            output = _by_transformers(*untaught, labels, args)
         else:
             output = args.run(config, args)
     except ConfigError as error:

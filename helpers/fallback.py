@@ -107,6 +107,7 @@ class Counted:
     tensors: tuple[Tensor, ...]
     tied: Mapping[str, str]
     num_labels: int | None = None
+    untaught: str = ""  # what no formula is taught for, where not the model type (a refused key of a taught family)
 
     @property
     def total(self) -> int:
@@ -141,6 +142,29 @@ def untaught_config(spec: str | Path) -> tuple[str, dict[str, Any]] | None:
         return None
     name = path.stem if path.parent.resolve() == MODELS_DIR.resolve() else str(spec)
     return name, raw
+
+
+def unmodelled_config(spec: str | Path, error: ConfigError) -> tuple[str, dict[str, Any], str] | None:
+    """The name, raw ``config.json`` and what is untaught, when ``error`` refuses a key its taught family declares
+    ``refused`` (an architecture the formulas do not model: BERT's relative positions, Gemma 3 with a tower other than
+    SigLIP); else None. transformers builds such configs, so ``count`` answers them as it answers an untaught type.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    path = resolve(spec)
+    raw = read_json(path)
+    if not isinstance(raw, dict) or not is_taught(raw.get("model_type")):
+        return None
+    family = FAMILIES[raw["model_type"]]
+    refused = {**family.refused, **{k: v for c in family.classes.values() for k, v in c.refused.items()}}
+    if error.field not in refused:
+        return None
+    value: Any = raw
+    for part in error.field.split("."):  # a composite's sub-config key: vision_config.model_type
+        value = value.get(part) if isinstance(value, dict) else None
+    name = path.stem if path.parent.resolve() == MODELS_DIR.resolve() else str(spec)
+    raw = {"architectures": [family.architecture], **raw}  # no entry: the class the family's formulas would count
+    return name, raw, f"{error.field} = {json.dumps(value)} ({refused[error.field][1]})"
 
 
 def component_of(name: str, in_base_model: bool = True, module_class: str = "") -> str:
@@ -369,19 +393,22 @@ def tensor_rows(model: Any) -> tuple[tuple[Tensor, ...], dict[str, str]]:
 
 
 def count_by_transformers(raw: Mapping[str, Any], name: str = "config", model_class: str | None = None,
-                          num_labels: int | None = None, limit_s: float | None = BUILD_LIMIT_S) -> Counted:
+                          num_labels: int | None = None, limit_s: float | None = BUILD_LIMIT_S,
+                          untaught: str = "") -> Counted:
     """Count a config as transformers builds it: its class, built on meta, tensor by tensor (the command line's answer
     for a model type with no taught formula).
 
     Introduced in ``11_todays_models``. Raises a one-line :class:`ConfigError` when transformers is missing, does
-    not know the model type, or refuses the config.
+    not know the model type, or refuses the config. ``untaught``: what has no formula, where it is not the model type
+    (:func:`unmodelled_config`).
     """
     transformers = _transformers()
     config = hf_config(raw, num_labels)
     cls, how = choose_class(config, raw, model_class)
     model = build_on_meta(cls, config, raw, limit_s)
     tensors, tied = tensor_rows(model)
-    return Counted(name, raw["model_type"], cls.__name__, how, transformers.__version__, tensors, tied, num_labels)
+    return Counted(name, raw["model_type"], cls.__name__, how, transformers.__version__, tensors, tied, num_labels,
+                   untaught)
 
 
 def headline(result: Counted) -> str:
@@ -391,7 +418,7 @@ def headline(result: Counted) -> str:
     """
     return (f"{result.name} ({result.architecture}: {result.how})\n"
             f"counted by transformers {result.version} ({result.architecture} built on the meta device): no formula "
-            f"is taught for model_type {json.dumps(result.model_type)}")
+            f"is taught for {result.untaught or 'model_type ' + json.dumps(result.model_type)}")
 
 
 def _tied_line(result: Counted) -> str:

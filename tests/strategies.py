@@ -1296,7 +1296,7 @@ def wide_gemma3_configs(draw) -> dict:
               "image_size": draw(st.integers(1, 8))}
     _put(draw, vision, "num_channels", st.integers(1, 3), null=False)
     _put(draw, vision, "vision_use_head", st.booleans())
-    if draw(st.integers(0, 5)) == 0:  # another tower (clip_vision_model ...) is refused by design: test_family_multimodal
+    if draw(st.integers(0, 5)) == 0:  # another tower (clip_vision_model ...): counted by transformers, test_family_multimodal
         vision["model_type"] = "siglip_vision_model"
     _sub(draw, config, "vision_config", vision)
     _put(draw, config, "mm_tokens_per_image", st.integers(0, 4))

@@ -279,3 +279,31 @@ def test_class_option_builds_another_class_or_refuses():
         with pytest.raises(ConfigError) as caught:
             fallback.count_by_transformers(raw, model_class=model_class)
         assert caught.value.field == "--class"
+
+
+UNMODELLED = [  # (a taught family's config with a key it declares refused, the key, the class transformers builds)
+    ({"model_type": "bert", "vocab_size": 40, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "intermediate_size": 32, "max_position_embeddings": 16, "position_embedding_type": "relative_key"},
+     "position_embedding_type", "BertModel"),
+    ({"model_type": "albert", "vocab_size": 40, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 32, "max_position_embeddings": 16,
+      "position_embedding_type": "relative_key_query"}, "position_embedding_type", "AlbertModel"),
+]
+
+
+@pytest.mark.parametrize(("raw", "key", "built"), UNMODELLED, ids=[k for _, k, _ in UNMODELLED])
+def test_a_key_the_formulas_do_not_model_is_counted_by_transformers(write_config, raw, key, built):
+    """Good input is never refused: a config transformers builds with a key its family declares unmodelled is
+    answered by ``count`` and ``memory`` as an untaught type is (transformers' class on meta, the key named), while
+    ``flops``, which needs the formulas, gives the engine's own one-line refusal naming the key."""
+    path = str(write_config(raw))
+    count = run_cli("count", path)
+    assert count.returncode == 0 and count.stderr == "", count.stderr
+    assert f"no formula is taught for {key} = " in count.stdout.splitlines()[1]
+    total = sum(p.numel() for p in reference(raw, built).parameters())
+    assert any(line.startswith("total") and f"{total:,}" in line for line in count.stdout.splitlines())
+    doc = json.loads(run_cli("memory", path, "--json").stdout)
+    assert doc["parameters"] == total and doc["counted_by"] == "transformers"
+    flops = run_cli("flops", path)
+    assert flops.returncode == 2 and flops.stdout == "" and flops.stderr.startswith(f"error: {key}:")
+    assert len(flops.stderr.strip().splitlines()) == 1

@@ -136,11 +136,17 @@ def test_refused_where_transformers_refuses_naming_the_key(raw, field, write_con
     assert_refused(run_cli("count", str(write_config(raw))), field)
 
 
-def test_another_vision_tower_is_refused_in_one_line(write_config):
-    """transformers builds Gemma 3 around any vision model (AutoModel); the engine models SigLIP's, and says so."""
+def test_another_vision_tower_is_counted_by_transformers(write_config):
+    """transformers builds Gemma 3 around any vision model (AutoModel); the formulas model SigLIP's: ``count`` answers
+    another tower as it answers an untaught type (transformers' class on meta, the key named), ``flops`` refuses it
+    in one line naming the key."""
     raw = {"model_type": "gemma3", "vision_config": {"model_type": "clip_vision_model", "num_hidden_layers": 0}}
-    assert sum(p.numel() for p in hf_model(raw).parameters()) > 0
-    assert_refused(run_cli("count", str(write_config(raw))), "vision_config.model_type")
+    total = sum(p.numel() for p in hf_model(raw).parameters())
+    path = str(write_config(raw))
+    count = run_cli("count", path)
+    assert count.returncode == 0 and 'no formula is taught for vision_config.model_type = "clip_vision_model"' in count.stdout
+    assert any(line.startswith("total") and f"{total:,}" in line for line in count.stdout.splitlines())
+    assert_refused(run_cli("flops", path), "vision_config.model_type")
 
 
 @pytest.mark.parametrize(("text", "key"), [
