@@ -1,9 +1,9 @@
 """What a fine-tuning run holds: LoRA's trainable parameters as peft counts them, QLoRA's NF4 weights as bitsandbytes
 holds them, and the bytes of weights, adapters, gradients, optimizer state and activations.
 
-Works behind the command line of ``00_overview`` (``python -m helpers finetune``). Read from the engine's parameter
-table alone (no torch, no peft): each tensor's name is the one transformers gives it, so peft's rules can be applied
-to the names.
+Taught in ``12_finetune_quantize_serve``; behind the command line of ``00_overview`` (``python -m helpers
+finetune``). Read from the engine's parameter table alone (no torch, no peft): each tensor's name is the one
+transformers gives it, so peft's rules can be applied to the names.
 
 * LoRA (Hu et al. 2021) adds, beside each targeted ``d_out × d_in`` linear layer, ``A`` (r × d_in) and ``B``
   (d_out × r): **r·(d_in + d_out)** trainable values per module (an embedding table V × H: r·(V + H)). GPT-2's
@@ -223,7 +223,7 @@ def lora_parameters(config: ModelConfig, rank: int, targets: str = ALL_LINEAR) -
     """LoRA's trainable values: r·(d_in + d_out) summed over the targeted modules, what peft's ``get_peft_model``
     leaves trainable (``bias="none"``).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    Introduced in ``12_finetune_quantize_serve``.
     """
     return sum(adapter.values for adapter in targeted(config, targets, rank))
 

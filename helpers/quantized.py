@@ -211,7 +211,7 @@ def nf4_bytes(values: int) -> int:
     """Bytes bitsandbytes holds for one tensor of ``values`` values in NF4 with double quantization (QLoRA's frozen
     weights), exact: ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024`` (:func:`bnb_4bit_parts`).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    Introduced in ``12_finetune_quantize_serve``.
     """
     return sum(bnb_4bit_parts(values).values(), 0)
 
@@ -348,7 +348,7 @@ def stored_weights(config: ModelConfig) -> Stored | None:
     """The bytes a pre-quantized checkpoint of ``config`` stores, by dtype (None: no ``quantization_config``).
 
     Raises :class:`ConfigError` naming ``quant_method`` for a method this module does not lay out (never a guess), or
-    naming the key of a setting it cannot read. No notebook calls it; it works behind the helpers of ``00_overview``.
+    naming the key of a setting it cannot read. Introduced in ``12_finetune_quantize_serve``.
     """
     q = config.quantization
     if q is None:

@@ -1,6 +1,6 @@
 """Serving: what fits on the GPUs — KV-cache tokens, sequences at a context length, decode and prefill ceilings.
 
-No notebook calls it; it works behind the helpers of ``00_overview`` (the command line, ``python -m helpers serve``). It
+Taught in ``12_finetune_quantize_serve``; behind the command line of ``00_overview`` (``python -m helpers serve``). It
 never imports torch.
 
 The arithmetic is vLLM's start-up arithmetic (Kwon et al. 2023, *Efficient Memory Management for Large Language
@@ -324,7 +324,7 @@ def serve(config: ModelConfig, gpu: str | GPU, gpus: int = 1, kv_dtype: str = "b
           reserve_gib: float | str | Fraction = DEFAULT_RESERVE_GIB, batched: int = DEFAULT_BATCHED) -> Serving:
     """What a vLLM deployment of ``config`` on ``gpus`` × ``gpu`` holds: :class:`Serving`.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. ``max_model_len`` defaults to the model's context (its
+    Introduced in ``12_finetune_quantize_serve``. ``max_model_len`` defaults to the model's context (its
     position table or ``max_position_embeddings``); ``batched`` is vLLM's ``max_num_batched_tokens``, which only a
     window layer's reservation reads. Weights that do not fit are an answer (``fits`` False, no
     tokens), not an error; a bad option is a ConfigError naming it.

@@ -25,3 +25,4 @@ from .costs import *  # noqa: F401,F403
 from .budgets import *  # noqa: F401,F403
 from .modern import *  # noqa: F401,F403
 from .today import *  # noqa: F401,F403
+from .serving import *  # noqa: F401,F403
