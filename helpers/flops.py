@@ -319,12 +319,30 @@ def flop_breakdown(flops: Flops) -> str:
     return "\n".join([text, *(f"note: {note}" for note in flop_notes(flops).values())])
 
 
+WINDOW_NOTE = ("{n} windowed, chunked or local layers are counted as eager attention runs them (what FlopCounterMode "
+               "measures): every layer scores all S×S positions and masks them after the matmul; a kernel that skips "
+               "masked blocks (flash attention with a window) does about S·W per head in those layers instead")
+
+
+def _windowed_layers(config: ModelConfig) -> int:
+    """Layers whose attention a window, a chunk or a local span limits (transformers' cache lists, or L_w and L_c)."""
+    cache = config.lists.get("cache")
+    if cache:
+        return cache[1] + cache[2]
+    return config.sizes.get("L_w", 0) + config.sizes.get("L_c", 0)
+
+
 def flop_notes(flops: Flops) -> dict[str, str]:
-    """What a line of the table counts that a kernel in use may not do (:data:`NOTES`), for the lines it has.
+    """What a line of the table counts that a kernel in use may not do (:data:`NOTES`, and :data:`WINDOW_NOTE` for a
+    model with windowed layers), for the lines it has.
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
-    return {line.component: NOTES[line.component] for line in flops.lines if line.component in NOTES}
+    notes = {line.component: NOTES[line.component] for line in flops.lines if line.component in NOTES}
+    windowed = _windowed_layers(flops.config)
+    if windowed and any(line.component == ATTENTION_SCORES for line in flops.lines):
+        notes[ATTENTION_SCORES] = WINDOW_NOTE.format(n=windowed)
+    return notes
 
 
 def six_n_d_breakdown(flops: Flops) -> str:

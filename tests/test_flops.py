@@ -338,3 +338,17 @@ def test_encoders_have_no_causal_triangle():
         causal_scores_flops(load_config("bert-base-uncased"), 1, 8)
     with pytest.raises(ValueError, match="not a decoder-only model"):  # T5's encoder and cross-attention
         causal_scores_flops(load_config("t5-small"), 1, 8)
+
+
+@pytest.mark.parametrize(("name", "windowed"), [("mistral-7b-v0.1", 32), ("gpt-oss-20b", 12), ("gemma-3-27b-it", 52),
+                                                ("llama-4-scout-17b-16e-text", 36), ("modernbert-base", 14),
+                                                ("llama-7b", 0), ("bert-base-uncased", 0)])
+def test_windowed_layers_say_their_scores_are_counted_as_eager_attention_runs_them(name, windowed):
+    """The engine counts S×S scores in every layer (eager attention masks after the matmul, as FlopCounterMode sees
+    it); where some layers have a window, a chunk or a local span, the table says so under it, naming how many."""
+    from helpers.flops import flop_breakdown, flop_notes
+    flops = forward_flops(load_config(name), 1, 256)
+    note = flop_notes(flops).get("attention scores/values")
+    assert (note is not None) == bool(windowed)
+    if windowed:
+        assert note.startswith(f"{windowed} windowed") and f"note: {note}" in flop_breakdown(flops)
