@@ -6,7 +6,7 @@ No notebook calls it; it works behind the helpers of ``00_overview`` (``count_mo
 
 The logic is pure functions, testable without a browser: :func:`knobs` (the sizes a preset's family reads),
 :func:`edited` (a preset's raw config with the knobs changed), :func:`compute` (an :class:`Outputs` or the engine's
-one-line :class:`~helpers.config.ConfigError`), :func:`compare_rows`; the widget layer (:func:`explore`) only wires them.
+one-line :class:`~helpers.config.ConfigError`), :func:`compare_rows`, :func:`sweep`; the widget layer (:func:`explore`) only wires them.
 """
 
 from __future__ import annotations
@@ -61,8 +61,14 @@ def knobs(raw: Mapping[str, Any]) -> list[Knob]:
     return list(found.values())
 
 
+# per-layer lists transformers checks against num_hidden_layers: they follow a change of L (their pattern repeated)
+PER_LAYER = ("layer_types", "no_rope_layers")
+
+
 def edited(raw: Mapping[str, Any], changes: Mapping[str, int]) -> dict[str, Any]:
-    """``raw`` with each knob named in ``changes`` (symbol → value) set, at its key (its aliases removed).
+    """``raw`` with each knob named in ``changes`` (symbol → value) set, at its key (its aliases removed). A per-layer
+    list of the old L entries beside it (:data:`PER_LAYER`: gpt-oss's ``layer_types``) follows a new L, its pattern
+    repeated from the first layer, so that L is a knob of those models too.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
@@ -82,6 +88,11 @@ def edited(raw: Mapping[str, Any], changes: Mapping[str, int]) -> dict[str, Any]
         for alias in knob.aliases:
             where.pop(alias, None)
         where[knob.path[-1]] = value
+        if symbol == "L":
+            for key in PER_LAYER:
+                given = where.get(key)
+                if isinstance(given, list) and given and len(given) == knob.value:
+                    where[key] = [given[i % len(given)] for i in range(value)]
     return out
 
 
@@ -263,12 +274,64 @@ def compare_html(left: Outputs, right: Outputs) -> str:
     return f"<table class='explore-compare'>{head}{''.join(rows)}</table>"
 
 
+def sweep(raw: Mapping[str, Any], changes: Mapping[str, int], symbol: str,
+          values: list[int]) -> dict[str, list[int | None]]:
+    """Each component's count as one knob takes ``values`` (the other knobs as ``changes`` set them); None where the
+    engine refuses that value (the curve breaks there). Components in table order, then ``"total"``.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    results = [outcome(raw, {**changes, symbol: value}) for value in values]
+    names = list(dict.fromkeys(c for r in results if not isinstance(r, str) for c in r.components))
+    curves: dict[str, list[int | None]] = {
+        name: [None if isinstance(r, str) else r.components.get(name, 0) for r in results] for name in names}
+    curves["total"] = [None if isinstance(r, str) else r.total for r in results]
+    return curves
+
+
+def sweep_png(curves: Mapping[str, list[int | None]], symbol: str, values: list[int], title: str) -> bytes:
+    """:func:`sweep`'s curves, one per component (the series' colours), as PNG bytes.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    from matplotlib.figure import Figure
+
+    from .plots import COLOURS
+
+    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    ax = figure.subplots()
+    for name, counts in curves.items():
+        points = [(v, c) for v, c in zip(values, counts) if c is not None]
+        if points:
+            ax.plot(*zip(*points), marker="o", label=name, color=COLOURS.get(name, "#333333" if name == "total" else None))
+    ax.set_xlabel(symbol)
+    ax.set_ylabel("parameters")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def sweep_values(start: int, stop: int, steps: int) -> list[int]:
+    """``steps`` integers from ``start`` to ``stop`` (both included, evenly spaced, repeats dropped); refused in one line
+    where the range is empty.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    if steps < 2 or start < 0 or stop <= start:
+        raise ConfigError("sweep", f"needs 0 <= from < to and at least 2 steps, got {start}..{stop} in {steps}")
+    return list(dict.fromkeys(start + (stop - start) * i // (steps - 1) for i in range(steps)))
+
+
 # --- the widgets -------------------------------------------------------------------------------------------------------
 
 def explore(model: str = "bert-base-uncased") -> Any:
     """The explorer app (ipywidgets): a preset menu of every model in ``data/models/``, a field per size its family
     reads, dtype, B and S; every change recomputes the component table, its picture, FLOPs and bytes from the engine.
-    An invalid value shows the engine's one-line message. A second tab compares two presets side by side.
+    An invalid value shows the engine's one-line message. A second tab compares two presets side by side; a third
+    sweeps one knob of the first tab's model across a range, each component as a curve.
 
     No notebook calls it; it works behind the helpers of ``00_overview``. ``make explorer`` serves it with Voilà.
     """
@@ -350,9 +413,43 @@ def explore(model: str = "bert-base-uncased") -> Any:
     right.observe(recompare, names="value")
     recompare()
 
+    # the sweep: one knob of the explore tab's model across a range, the other knobs as set there
+    swept = w.Dropdown(description="knob")
+    swept.add_class("explore-sweep-knob")
+    start, stop, steps = (w.IntText(description=d, value=v) for d, v in (("from", 1), ("to", 48), ("steps", 12)))
+    go = w.Button(description="sweep")
+    go.add_class("explore-sweep-go")
+    sweep_message = w.HTML()
+    sweep_message.add_class("explore-sweep-message")
+    sweep_picture = w.Image(format="png")
+
+    def sweep_knobs(*_: Any) -> None:
+        swept.options = [knob.symbol for knob in knobs(state["raw"])]
+        swept.value = "L" if "L" in swept.options else swept.options[0]
+
+    def run_sweep(*_: Any) -> None:
+        try:
+            values = sweep_values(start.value, stop.value, steps.value)
+        except ConfigError as error:
+            sweep_message.value = error_html(str(error))
+            return
+        changes = {k: v for k, v in state["changes"].items() if k != swept.value}
+        curves = sweep(state["raw"], changes, swept.value, values)
+        refused = sum(c is None for c in curves["total"])
+        sweep_message.value = (f"{preset.value}: {swept.value} from {values[0]} to {values[-1]}"
+                               + (f"; {refused} of {len(values)} values refused by the engine" if refused else ""))
+        if refused < len(values):
+            sweep_picture.value = sweep_png(curves, swept.value, values, f"{preset.value}: each component against "
+                                                                         f"{swept.value}")
+
+    preset.observe(sweep_knobs, names="value")
+    go.on_click(run_sweep)
+    sweep_knobs()
+
     knobs_pane = w.VBox([preset, fields, dtype, batch, seq_len], layout=w.Layout(min_width="320px"))
     explore_pane = w.HBox([knobs_pane, w.VBox([message, summary, table, picture])])
-    tabs = w.Tab(children=[explore_pane, w.VBox([w.HBox([left, right]), compared])])
-    tabs.set_title(0, "explore")
-    tabs.set_title(1, "compare")
+    sweep_pane = w.VBox([w.HBox([swept, start, stop, steps, go]), sweep_message, sweep_picture])
+    tabs = w.Tab(children=[explore_pane, w.VBox([w.HBox([left, right]), compared]), sweep_pane])
+    for i, title in enumerate(("explore", "compare", "sweep")):
+        tabs.set_title(i, title)
     return tabs

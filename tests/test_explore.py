@@ -6,7 +6,8 @@ import pytest
 
 from helpers import ConfigError, count_model, load_config, parse_config
 from helpers.config import raw_config
-from helpers.explore import compare_rows, compute, edited, explore, knobs, outcome, picture_png, summary_html
+from helpers.explore import (compare_rows, compute, edited, explore, knobs, outcome, picture_png, summary_html, sweep,
+                             sweep_png, sweep_values)
 from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes, weight_bytes
 
@@ -35,7 +36,7 @@ def test_each_knob_sets_its_size(name):
     assert shown and {k.symbol: k.value for k in shown}.items() <= dict(parse_config(raw).sizes).items()
     assert outcome(raw, {k.symbol: k.value for k in shown}).total == count_model(load_config(name)).total
     for knob in shown:
-        if knob.symbol in ("L", "P", "V"):  # sizes no check ties to another
+        if knob.symbol in ("L", "P", "V"):  # sizes no check ties to another (but the padding row: V)
             changed = edited(raw, {knob.symbol: knob.value + 1})
             out = outcome(raw, {knob.symbol: knob.value + 1})
             if isinstance(out, str):  # refused as the engine refuses it (gpt-oss: layer_types lists L layers)
@@ -120,3 +121,44 @@ def test_the_app_builds_and_recomputes():
     field["A"].value = 12
     assert message.value == ""
     assert field["L"].value == 13
+
+
+@pytest.mark.parametrize("name, key", [("gpt-oss-20b", "layer_types"), ("smollm3-3b", "no_rope_layers")])
+def test_per_layer_lists_follow_the_layers(name, key):
+    """gpt-oss's layer_types (and SmolLM3's no_rope_layers) list L layers: a new L repeats their pattern."""
+    raw = raw_config(name)
+    old = raw[key]
+    changed = edited(raw, {"L": len(old) + 3})
+    assert changed[key] == old + old[:3]
+    assert edited(raw, {"L": 2})[key] == old[:2]
+    assert parse_config(changed).sizes["L"] == len(old) + 3
+    assert raw[key] == old  # the preset is left as it was
+
+
+def test_sweep_gives_each_components_count():
+    raw = raw_config("bert-base-uncased")
+    values = sweep_values(1, 24, 4)
+    assert values == [1, 8, 16, 24]
+    curves = sweep(raw, {}, "L", values)
+    for i, layers in enumerate(values):
+        result = count_model(parse_config(edited(raw, {"L": layers})))
+        assert {c: curves[c][i] for c in result.components} == result.components
+        assert curves["total"][i] == result.total
+    heads = sweep(raw, {}, "A", [7, 12])  # 7 heads do not split 768: refused, the curve breaks there
+    assert heads["total"] == [None, count_model(load_config("bert-base-uncased")).total]
+    assert sweep_png(curves, "L", values, "t").startswith(b"\x89PNG")
+    with pytest.raises(ConfigError, match="^sweep: needs"):
+        sweep_values(5, 5, 3)
+
+
+def test_the_sweep_tab_draws():
+    app = explore("gpt2")
+    controls, message, picture = app.children[2].children
+    knob, start, stop, steps, go = controls.children
+    assert knob.value == "L"
+    start.value, stop.value, steps.value = 1, 4, 4
+    go.click()
+    assert message.value == "gpt2: L from 1 to 4" and bytes(picture.value).startswith(b"\x89PNG")
+    start.value = 9
+    go.click()
+    assert "sweep: needs" in message.value

@@ -113,3 +113,12 @@ def test_pick_a_preset_change_a_field_type_an_invalid_value(page: Page) -> None:
     expect(page.locator(".explore-error")).to_have_count(0, timeout=WAIT_MS)
     expect(page.locator(".explore-total")).to_have_text(total(edited(raw_config("llama-7b"), {"L": 2})),
                                                         timeout=WAIT_MS)
+
+
+def test_compare_two_presets(page: Page) -> None:
+    page.locator(".lm-TabBar-tab", has_text="compare").click()
+    page.locator(".explore-right select").select_option("llama-7b")
+    total_row = page.locator(".explore-compare tr", has_text="total")
+    expect(total_row).to_contain_text(f"{count_model(load_config('llama-7b')).total:,}", timeout=WAIT_MS)
+    expect(total_row).to_contain_text(f"{count_model(load_config('bert-base-uncased')).total:,}")
+    expect(total_row).to_have_class("explore-differs")
