@@ -126,8 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--gpus", metavar="N", help="GPUs, tensor parallel (default 1)")
     serve.add_argument("--kv-dtype", metavar="DTYPE", default="bf16",
                        help=f"KV cache: {', '.join(_serve.KV_BITS)} (default bf16)")
-    serve.add_argument("--weight-dtype", metavar="DTYPE", default="bf16",
-                       help=f"weights: {', '.join(_serve.WEIGHT_BITS)} (default bf16; scales not included)")
+    serve.add_argument("--weight-dtype", metavar="DTYPE",
+                       help=f"weights: {', '.join(_serve.WEIGHT_BITS)} (scales not included) or {_serve.STORED} (a "
+                            "pre-quantized checkpoint's bytes, scales included: the default where config.json has a "
+                            "quantization_config; else bf16)")
     serve.add_argument("--max-model-len", metavar="S", help="tokens per sequence (default: the model's context length)")
     serve.add_argument("--gpu-memory-utilization", metavar="U", default="0.9",
                        help="the fraction of each GPU's memory vLLM may use (default 0.9)")

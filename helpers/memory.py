@@ -363,6 +363,12 @@ class Memory:
         """Weights in ``dtype`` + KV cache in ``dtype`` (activations of one forward pass not included)."""
         return weight_bytes(self.config, self.dtype) + (self.kv_cache() or 0)
 
+    def inference_stored(self) -> int | None:
+        """A pre-quantized checkpoint's stored weights (:func:`~helpers.quantized.stored_weights`) + KV cache in
+        ``dtype``; None without a ``quantization_config`` or where its method is refused."""
+        stored, _ = _stored(self.config)
+        return None if stored is None else stored.total + (self.kv_cache() or 0)
+
     def training(self) -> int:
         """Mixed-precision AdamW state + estimated 16-bit activations (the recipe the estimate assumes)."""
         return sum((part.bytes for part in training_state(self.config, ADAMW_MIXED)), 0) + self.activations()
@@ -444,6 +450,9 @@ def memory_breakdown(memory: Memory) -> str:
     rows = [(f"inference ({memory.dtype} weights + {cache})", fmt_int(memory.inference()), fmt_bytes(memory.inference())),
             (f"training ({ADAMW_MIXED} state + activations, an estimate)", fmt_int(memory.training()),
              fmt_bytes(memory.training()))]
+    stored = memory.inference_stored()
+    if stored is not None:  # a pre-quantized checkpoint: what serving it as published holds
+        rows.insert(1, (f"inference (the checkpoint's stored weights + {cache})", fmt_int(stored), fmt_bytes(stored)))
     out += ["", table(("total", "bytes", "size"), rows, right=(1, 2))]
     return "\n".join(out)
 
@@ -475,6 +484,7 @@ def memory_json(memory: Memory) -> dict[str, object]:
                         "per_layer": activation_bytes_per_layer(c, memory.batch, memory.seq_len),
                         "total": memory.activations()},
         "inference": memory.inference(),
+        **({} if memory.inference_stored() is None else {"inference_stored": memory.inference_stored()}),
         "training": memory.training(),
     }
 

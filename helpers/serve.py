@@ -64,10 +64,12 @@ from .config import ConfigError, ModelConfig
 from .flops import max_seq_len
 from .memory import DTYPE_BITS, fmt_bytes, kv_cache_formula, state_terms
 from .params import NORM, evaluate, param_layout
+from .quantized import stored_weights
 from .report import fmt_int
 
 KV_BITS: dict[str, int] = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8}  # vLLM's --kv-cache-dtype, bits per value
 WEIGHT_BITS: dict[str, int] = {**DTYPE_BITS, "fp8": 8}  # weights as stored; quantisation scales not included
+STORED = "stored"  # --weight-dtype: the bytes a pre-quantized checkpoint stores (the default where it has a quantization_config)
 STATE_BITS = 16  # a linear-attention state the engine gives no width: the model's 16-bit dtype (vLLM's "auto")
 HEAD_SYMBOLS = ("A_kv", "A", "G_k", "G_v")  # head counts in the cache formulas: split by tensor parallelism
 DEFAULT_RESERVE_GIB = 2  # a stated stand-in for what vLLM's profiling run measures
@@ -196,12 +198,20 @@ def cache_shape(config: ModelConfig, gpus: int = 1) -> CacheShape | None:
 
 def weight_shard(config: ModelConfig, gpus: int, dtype: str = "bf16") -> tuple[int, int]:
     """(bytes of weights one of ``gpus`` GPUs holds, the bytes of them every GPU holds whole): every tensor but the
-    norms split evenly (rounded up per tensor), norms replicated.
+    norms split evenly (rounded up per tensor), norms replicated. ``dtype`` :data:`STORED`: the bytes a pre-quantized
+    checkpoint stores (:func:`helpers.quantized.stored_weights`: gpt-oss's MXFP4 experts, FP8 blocks and their scales),
+    the norms among them taken as bf16 and held whole, the rest split evenly.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
+    if dtype == STORED:
+        stored = stored_weights(config)
+        if stored is None:
+            raise ConfigError("--weight-dtype", f"stored: {config.name} carries no quantization_config")
+        norms = 2 * sum((p.count * repeat for p, repeat in param_layout(config).rows() if p.kind == NORM), 0)
+        return -(-(stored.total - norms) // gpus) + norms, norms
     if dtype not in WEIGHT_BITS:
-        raise ConfigError("--weight-dtype", f"must be one of {', '.join(WEIGHT_BITS)}, got {dtype!r}")
+        raise ConfigError("--weight-dtype", f"must be one of {', '.join(WEIGHT_BITS)} or {STORED}, got {dtype!r}")
     held = replicated = 0
     for p, repeat in param_layout(config).rows():
         if p.kind == NORM:
@@ -319,17 +329,20 @@ def _fraction(option: str, value: float | str | Fraction) -> Fraction:
         raise ConfigError(option, f"must be a number, got {value!r}") from None
 
 
-def serve(config: ModelConfig, gpu: str | GPU, gpus: int = 1, kv_dtype: str = "bf16", weight_dtype: str = "bf16",
+def serve(config: ModelConfig, gpu: str | GPU, gpus: int = 1, kv_dtype: str = "bf16", weight_dtype: str | None = None,
           max_model_len: int | None = None, utilization: float | str | Fraction = "0.9", block_size: int = 16,
           reserve_gib: float | str | Fraction = DEFAULT_RESERVE_GIB, batched: int = DEFAULT_BATCHED) -> Serving:
     """What a vLLM deployment of ``config`` on ``gpus`` × ``gpu`` holds: :class:`Serving`.
 
     Introduced in ``12_finetune_quantize_serve``. ``max_model_len`` defaults to the model's context (its
     position table or ``max_position_embeddings``); ``batched`` is vLLM's ``max_num_batched_tokens``, which only a
-    window layer's reservation reads. Weights that do not fit are an answer (``fits`` False, no
-    tokens), not an error; a bad option is a ConfigError naming it.
+    window layer's reservation reads. ``weight_dtype`` None: the checkpoint's stored bytes where ``config.json`` has a
+    ``quantization_config`` (:data:`STORED`: gpt-oss-120b's MXFP4 checkpoint), else bf16. Weights that do not fit are an
+    answer (``fits`` False, no tokens), not an error; a bad option is a ConfigError naming it.
     """
     config.check_runs()
+    if weight_dtype is None:
+        weight_dtype = STORED if config.quantization is not None else "bf16"
     device = find_gpu(gpu) if isinstance(gpu, str) else gpu
     if kv_dtype not in KV_BITS:
         raise ConfigError("--kv-dtype", f"must be one of {', '.join(KV_BITS)}, got {kv_dtype!r}")

@@ -271,3 +271,14 @@ def test_any_quantization_config_is_answered_or_refused_in_one_line(method, fiel
         assert "\n" not in str(error) and str(error).startswith("quantization_config") or error.field == "torch_dtype"
     else:
         assert stored.total > 0 and all(n >= 0 for n in stored.by_dtype.values())
+
+
+def test_memory_totals_serving_the_checkpoint_as_stored():
+    """``memory`` of a pre-quantized checkpoint adds what serving it as published holds: its stored bytes + the KV
+    cache (beside the fp16 figure); a config without a quantization_config has no such line."""
+    from helpers.memory import Memory, memory_breakdown, memory_json
+    oss = Memory(load_config("gpt-oss-120b"), 1, 8192, "fp16")
+    assert oss.inference_stored() == 65_248_815_744 + oss.kv_cache() == memory_json(oss)["inference_stored"]
+    assert "inference (the checkpoint's stored weights + KV cache)" in memory_breakdown(oss)
+    plain = Memory(load_config("llama-7b"), 1, 2048, "fp16")
+    assert plain.inference_stored() is None and "inference_stored" not in memory_json(plain)

@@ -12,6 +12,7 @@ from helpers.budget import gpu
 from helpers.config import ConfigError, load_config, parse_config
 from helpers.memory import cache_parts
 from helpers.params import param_layout
+from helpers.quantized import stored_weights
 from helpers.serve import cache_shape, serve, serve_report, weight_shard
 
 from .conftest import MODELS, assert_refused, run_cli, run_cli_without_torch
@@ -43,8 +44,26 @@ def test_every_shipped_model_answers(name):
     except ConfigError as error:  # T5: relative positions, no stated context
         assert error.field == "--max-model-len"
         plan = serve(config, "H200", gpus=1, max_model_len=512)
-    assert plan.weights == weight_shard(config, 1)[0] == 2 * param_layout(config).total
+    stored = stored_weights(config)  # a pre-quantized checkpoint (gpt-oss's MXFP4, FP8): its bytes by default
+    assert plan.weights == weight_shard(config, 1, "stored" if stored else "bf16")[0]
+    assert plan.weights == (stored.total if stored else 2 * param_layout(config).total)
     assert (plan.kv_tokens is None) == (config.family.kv_cache is None)
+
+
+def test_a_pre_quantized_checkpoint_is_served_as_stored():
+    """gpt-oss-120b as published (MXFP4 experts) fits one H100; the same model in bf16 does not; a config with no
+    quantization_config has no stored form to ask for."""
+    oss = load_config("gpt-oss-120b")
+    stored = serve(oss, "H100-SXM", max_model_len=8192)
+    assert stored.weight_dtype == "stored" and stored.weights == stored_weights(oss).total == 65_248_815_744
+    assert stored.fits and stored.max_sequences == 15
+    assert not serve(oss, "H100-SXM", weight_dtype="bf16", max_model_len=8192).fits
+    two = serve(load_config("qwen3-8b-fp8"), "H100-SXM", gpus=2, max_model_len=4096)
+    norms = 2 * sum(p.count * n for p, n in param_layout(load_config("qwen3-8b-fp8")).rows() if p.kind == "norm")
+    assert two.weights == -(-(stored_weights(load_config("qwen3-8b-fp8")).total - norms) // 2) + norms
+    with pytest.raises(ConfigError) as refused:
+        serve(load_config("llama-7b"), "H100-SXM", weight_dtype="stored", max_model_len=2048)
+    assert refused.value.field == "--weight-dtype"
 
 
 def test_llama2_70b_on_four_h100_by_hand():
