@@ -14,13 +14,14 @@ export PYTHONHASHSEED := 0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help env lab lint test test-fast execute bench clean
+.PHONY: help env lab lint test test-fast execute bench clean explorer
 
 help:
 	@echo "make lab        prepare .venv if needed, then open JupyterLab on notebooks/"
 	@echo "make test       prepare .venv if needed, then run every test, notebooks included"
 	@echo "make lint       ruff over helpers/, tests/, .ci/ and the notebooks (part of make test)"
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
+	@echo "make explorer   the explorer (helpers.explore) as a web page with Voila, offline: http://127.0.0.1:8866/"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
 	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html, and the cheatsheet"
@@ -59,7 +60,7 @@ test: env lint slides html chromium
 
 test-fast: env
 	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider tests \
-		--ignore=tests/test_slides.py --ignore=tests/test_html.py
+		--ignore=tests/test_slides.py --ignore=tests/test_html.py --ignore=tests/test_explorer_browser.py
 
 execute: env
 	@mkdir -p $(MPLCONFIGDIR)
@@ -67,7 +68,12 @@ execute: env
 		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False $(NB)
 
 bench: env
-	$(BIN)/python -m pytest -p no:cacheprovider tests/benchmarks/bench_count.py --benchmark-columns=min,median,mean,rounds
+	$(BIN)/python -m pytest -p no:cacheprovider tests/benchmarks/bench_count.py tests/benchmarks/bench_explore.py \
+		--benchmark-columns=min,median,mean,rounds
+
+# the explorer as a page of its own, on localhost only; nothing is fetched from the network
+explorer: env
+	$(BIN)/voila explorer/explorer.ipynb --no-browser --port 8866 --Voila.ip=127.0.0.1
 
 clean:
 	rm -rf build

@@ -39,6 +39,7 @@ from .params import (
     under,
 )
 from .report import fmt_int, fmt_share, table
+from .explore import explore
 
 from . import families  # noqa: F401  the families register themselves (helpers.registry): the core imports none
 
@@ -46,7 +47,7 @@ __all__ = [
     "ATTENTION", "CLASSIFIER", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "MLM_HEAD", "NSP_HEAD", "POOLER",
     "BIAS", "MATRIX", "NORM", "TABLE",
     "Block", "ConfigError", "Count", "Layout", "ModelConfig", "Param",
-    "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "fmt_int", "fmt_share",
+    "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "explore", "fmt_int", "fmt_share",
     "component_counts", "component_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_layout", "param_table", "parse_config",
     "pretraining_heads", "render", "select", "table", "tensor_table", "count_json", "total", "under",
 ]

@@ -1,0 +1,164 @@
+"""The explorer's pure functions (helpers/explore.py), without a browser: every figure is the engine's."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import ConfigError, count_model, load_config, parse_config
+from helpers.config import raw_config
+from helpers.explore import (compare_rows, compute, edited, explore, knobs, outcome, picture_png, summary_html, sweep,
+                             sweep_png, sweep_values)
+from helpers.flops import forward_flops
+from helpers.memory import kv_cache_bytes, weight_bytes
+
+from .conftest import MODELS
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_preset_gives_the_engines_figures(name):
+    out = compute(raw_config(name), batch=2, seq_len=64, dtype="fp16", name=name)
+    config = load_config(name)
+    result = count_model(config)
+    assert (out.total, out.active, out.components) == (result.total, result.active, result.components)
+    assert out.weights == weight_bytes(config, "fp16")
+    if isinstance(out.forward, int):
+        assert out.forward == forward_flops(config, 2, 64).forward
+    if isinstance(out.kv_cache, int) or out.kv_cache is None:
+        assert out.kv_cache == kv_cache_bytes(config, 2, 64, "fp16")
+    assert f"<span class='explore-total'>{result.total:,}</span>" in summary_html(out)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_each_knob_sets_its_size(name):
+    """Every knob shown writes the size the engine then reads; its shown value is the parsed one."""
+    raw = raw_config(name)
+    shown = knobs(raw)
+    assert shown and {k.symbol: k.value for k in shown}.items() <= dict(parse_config(raw).sizes).items()
+    assert outcome(raw, {k.symbol: k.value for k in shown}).total == count_model(load_config(name)).total
+    for knob in shown:
+        if knob.symbol in ("L", "P", "V"):  # sizes no check ties to another (but the padding row: V)
+            changed = edited(raw, {knob.symbol: knob.value + 1})
+            out = outcome(raw, {knob.symbol: knob.value + 1})
+            if isinstance(out, str):  # refused as the engine refuses it (gpt-oss: layer_types lists L layers)
+                with pytest.raises(ConfigError, match="^" + out.split(":")[0]):
+                    parse_config(changed)
+                assert "\n" not in out
+                continue
+            assert parse_config(changed).sizes[knob.symbol] == knob.value + 1, knob
+            assert out.total == count_model(parse_config(changed)).total
+
+
+def test_a_changed_knob_moves_the_total_by_one_layer():
+    raw = raw_config("bert-base-uncased")
+    one, two = (outcome(raw, {"L": n}).total for n in (12, 13))
+    assert two - one == 7_087_872  # one BERT-base layer
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"A": 7}, "num_attention_heads: the heads split the hidden size: hidden_size = 768 is not divisible by "
+               "num_attention_heads = 7"),
+    ({"H": 0}, "hidden_size: must be at least 1, got 0"),
+    ({"Q": 3}, "Q: is not a size this family reads"),
+])
+def test_an_invalid_knob_gives_the_engines_one_line_message(changes, message):
+    result = outcome(raw_config("bert-base-uncased"), changes)
+    assert isinstance(result, str) and "\n" not in result and result.startswith(message)
+    if "Q" not in changes:
+        with pytest.raises(ConfigError) as error:
+            parse_config(edited(raw_config("bert-base-uncased"), changes))
+        assert str(error.value) == result
+
+
+@pytest.mark.parametrize("batch, seq_len, dtype, message", [
+    (0, 8, "fp16", "B: must be a positive integer, got 0"),
+    (1, 0, "fp16", "S: must be a positive integer, got 0"),
+    (1, 8, "fp8", "dtype: 'fp8' is not one of"),
+])
+def test_invalid_batch_length_or_dtype(batch, seq_len, dtype, message):
+    assert outcome(raw_config("gpt2"), batch=batch, seq_len=seq_len, dtype=dtype).startswith(message)
+
+
+def test_a_model_that_cannot_run_still_counts_and_says_why():
+    """LLaMA with key/value heads that do not divide the heads: transformers builds it (count), cannot run it."""
+    out = outcome(raw_config("llama-7b"), {"A_kv": 3})
+    assert isinstance(out, str) or isinstance(out.forward, str)
+    if not isinstance(out, str):
+        assert out.total == count_model(parse_config(edited(raw_config("llama-7b"), {"A_kv": 3}))).total
+        assert "\n" not in out.forward
+
+
+def test_compare_puts_components_side_by_side():
+    left, right = (compute(raw_config(n), name=n) for n in ("bert-base-uncased", "modernbert-base"))
+    rows = compare_rows(left, right)
+    assert rows[-1] == ("total", count_model(load_config("bert-base-uncased")).total,
+                        count_model(load_config("modernbert-base")).total)
+    assert {name for name, _, _ in rows[:-1]} == {*left.components, *right.components}
+    moe = compare_rows(compute(raw_config("mixtral-8x7b-v0.1")), compute(raw_config("mistral-7b-v0.1")))
+    assert moe[-1][0] == "active per token"
+
+
+def test_the_picture_is_a_png():
+    assert picture_png(compute(raw_config("gpt2"), name="gpt2")).startswith(b"\x89PNG")
+
+
+def test_the_app_builds_and_recomputes():
+    """The widget layer without a browser: a preset, a changed field, an invalid one."""
+    app = explore("gpt2")
+    pane = app.children[0]
+    preset, fields = pane.children[0].children[:2]
+    message, summary = pane.children[1].children[:2]
+    assert f"{count_model(load_config('gpt2')).total:,}" in summary.value
+    field = {f.description: f for f in fields.children}
+    field["H"].value = 960
+    assert field["I"].value == 4 * 960  # a derived size follows (GPT-2's n_inner: 4H)
+    preset.value = "bert-base-uncased"
+    field = {f.description: f for f in fields.children}
+    field["L"].value = 13
+    assert f"{outcome(raw_config('bert-base-uncased'), {'L': 13}).total:,}" in summary.value
+    field["A"].value = 7
+    assert "hidden_size = 768 is not divisible by num_attention_heads = 7" in message.value
+    assert "Traceback" not in message.value
+    field["A"].value = 12
+    assert message.value == ""
+    assert field["L"].value == 13
+
+
+@pytest.mark.parametrize("name, key", [("gpt-oss-20b", "layer_types"), ("smollm3-3b", "no_rope_layers")])
+def test_per_layer_lists_follow_the_layers(name, key):
+    """gpt-oss's layer_types (and SmolLM3's no_rope_layers) list L layers: a new L repeats their pattern."""
+    raw = raw_config(name)
+    old = raw[key]
+    changed = edited(raw, {"L": len(old) + 3})
+    assert changed[key] == old + old[:3]
+    assert edited(raw, {"L": 2})[key] == old[:2]
+    assert parse_config(changed).sizes["L"] == len(old) + 3
+    assert raw[key] == old  # the preset is left as it was
+
+
+def test_sweep_gives_each_components_count():
+    raw = raw_config("bert-base-uncased")
+    values = sweep_values(1, 24, 4)
+    assert values == [1, 8, 16, 24]
+    curves = sweep(raw, {}, "L", values)
+    for i, layers in enumerate(values):
+        result = count_model(parse_config(edited(raw, {"L": layers})))
+        assert {c: curves[c][i] for c in result.components} == result.components
+        assert curves["total"][i] == result.total
+    heads = sweep(raw, {}, "A", [7, 12])  # 7 heads do not split 768: refused, the curve breaks there
+    assert heads["total"] == [None, count_model(load_config("bert-base-uncased")).total]
+    assert sweep_png(curves, "L", values, "t").startswith(b"\x89PNG")
+    with pytest.raises(ConfigError, match="^sweep: needs"):
+        sweep_values(5, 5, 3)
+
+
+def test_the_sweep_tab_draws():
+    app = explore("gpt2")
+    controls, message, picture = app.children[2].children
+    knob, start, stop, steps, go = controls.children
+    assert knob.value == "L"
+    start.value, stop.value, steps.value = 1, 4, 4
+    go.click()
+    assert message.value == "gpt2: L from 1 to 4" and bytes(picture.value).startswith(b"\x89PNG")
+    start.value = 9
+    go.click()
+    assert "sweep: needs" in message.value
