@@ -368,10 +368,18 @@ def read_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError("CONFIG", f"{path} cannot be read ({error.__class__.__name__})") from None
+    return decode_json(text, str(path))
+
+
+def decode_json(text: str, where: str) -> Any:
+    """``text`` decoded as JSON, or a :class:`ConfigError` naming ``where`` (a file) and the line and column at fault.
+
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms`` (:func:`read_json`, the explorer's upload).
+    """
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ConfigError("CONFIG", f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        raise ConfigError("CONFIG", f"{where} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
 
 
 def load_config(spec: str | Path, model_class: str | None = None, num_labels: int | None = None) -> ModelConfig:

@@ -6,7 +6,8 @@ No notebook calls it; it works behind the helpers of ``00_overview`` (``count_mo
 
 The logic is pure functions, testable without a browser: :func:`knobs` (the sizes a preset's family reads),
 :func:`edited` (a preset's raw config with the knobs changed), :func:`compute` (an :class:`Outputs` or the engine's
-one-line :class:`~helpers.config.ConfigError`), :func:`compare_rows`, :func:`sweep`; the widget layer (:func:`explore`) only wires them.
+one-line :class:`~helpers.config.ConfigError`), :func:`compare_rows`, :func:`sweep`, :func:`uploaded` (an uploaded
+``config.json``'s raw config); the widget layer (:func:`explore`) only wires them.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 import copy
 import html
 import io
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .config import ConfigError, model_names, parse_config, raw_config
+from .config import ConfigError, decode_json, model_names, parse_config, raw_config
 from .count import count_model
 from .flops import forward_flops
 from .memory import DTYPE_BITS, kv_cache_bytes, weight_bytes
@@ -94,6 +96,29 @@ def edited(raw: Mapping[str, Any], changes: Mapping[str, int]) -> dict[str, Any]
                 if isinstance(given, list) and given and len(given) == knob.value:
                     where[key] = [given[i % len(given)] for i in range(value)]
     return out
+
+
+UPLOADED = "uploaded: "  # the preset menu's label of an uploaded file: "uploaded: config.json"
+
+
+def uploaded(content: bytes, filename: str) -> dict[str, Any]:
+    """The raw config of an uploaded ``config.json`` (its bytes and file name), checked as the explorer needs it: a
+    JSON object the engine parses, of a family it is taught. Else the one-line :class:`ConfigError`: the file named
+    for bytes that are not UTF-8 JSON, the engine's own message for a config it refuses, and for a ``model_type``
+    with no family, that the explorer needs one while ``python -m helpers count`` answers it by transformers.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    try:
+        text = bytes(content).decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ConfigError("CONFIG", f"{filename} is not UTF-8 text (byte {error.start})") from None
+    raw = decode_json(text, filename)
+    if isinstance(raw, dict) and isinstance(raw.get("model_type"), str) and raw["model_type"] not in FAMILIES:
+        raise ConfigError("model_type", f"{json.dumps(raw['model_type'])} has no family taught here, and the explorer "
+                                        f"needs one; `python -m helpers count {filename}` counts it by transformers")
+    parse_config(raw, name=filename)  # the engine's one line for anything else it refuses
+    return raw
 
 
 @dataclass(frozen=True)
@@ -330,7 +355,8 @@ def sweep_values(start: int, stop: int, steps: int) -> list[int]:
 def explore(model: str = "bert-base-uncased") -> Any:
     """The explorer app (ipywidgets): a preset menu of every model in ``data/models/``, a field per size its family
     reads, dtype, B and S; every change recomputes the component table, its picture, FLOPs and bytes from the engine.
-    An invalid value shows the engine's one-line message. A second tab compares two presets side by side; a third
+    A file upload makes any ``config.json`` of a taught family the current model (appended to the menu as
+    ``uploaded: <file name>``). An invalid value or file shows the engine's one-line message. A second tab compares two presets side by side; a third
     sweeps one knob of the first tab's model across a range, each component as a curve.
 
     No notebook calls it; it works behind the helpers of ``00_overview``. ``make explorer`` serves it with Voilà.
@@ -352,7 +378,13 @@ def explore(model: str = "bert-base-uncased") -> Any:
     summary.add_class("explore-summary")
     table = w.HTML()
     picture = w.Image(format="png")
+    upload = w.FileUpload(accept=".json,application/json", multiple=False, description="upload a config.json")
+    upload.add_class("explore-upload")
+    uploads: dict[str, dict[str, Any]] = {}  # preset label -> raw config of an uploaded file
     state: dict[str, Any] = {"raw": raw_config(model), "changes": {}, "busy": False}
+
+    def source(label: str) -> dict[str, Any]:
+        return copy.deepcopy(uploads[label]) if label in uploads else raw_config(label)
 
     def redraw(*_: Any) -> None:
         result = outcome(state["raw"], state["changes"], batch.value, seq_len.value, dtype.value, preset.value)
@@ -380,7 +412,7 @@ def explore(model: str = "bert-base-uncased") -> Any:
         redraw()
 
     def load(*_: Any) -> None:
-        state["raw"], state["changes"] = raw_config(preset.value), {}
+        state["raw"], state["changes"] = source(preset.value), {}
         children = []
         for knob in knobs(state["raw"]):
             field = w.IntText(value=knob.value, description=knob.symbol, tooltip=".".join(knob.path))
@@ -390,7 +422,27 @@ def explore(model: str = "bert-base-uncased") -> Any:
         fields.children = tuple(children)
         redraw()
 
+    def on_upload(change: Mapping[str, Any]) -> None:
+        if not change["new"]:
+            return
+        file = change["new"][0]
+        upload.value = ()  # cleared, so that the same file uploaded again (edited) is read again
+        try:
+            raw = uploaded(bytes(file["content"]), file["name"])
+        except ConfigError as error:
+            message.value = error_html(str(error))
+            return
+        label = UPLOADED + file["name"]
+        uploads[label] = raw
+        if label not in preset.options:
+            preset.options = [*preset.options, label]  # keeps the current value; load() runs once, below
+        if preset.value == label:
+            load()
+        else:
+            preset.value = label
+
     preset.observe(load, names="value")
+    upload.observe(on_upload, names="value")
     for widget in (dtype, batch, seq_len):
         widget.observe(redraw, names="value")
     load()
@@ -446,7 +498,7 @@ def explore(model: str = "bert-base-uncased") -> Any:
     go.on_click(run_sweep)
     sweep_knobs()
 
-    knobs_pane = w.VBox([preset, fields, dtype, batch, seq_len], layout=w.Layout(min_width="320px"))
+    knobs_pane = w.VBox([preset, upload, fields, dtype, batch, seq_len], layout=w.Layout(min_width="320px"))
     explore_pane = w.HBox([knobs_pane, w.VBox([message, summary, table, picture])])
     sweep_pane = w.VBox([w.HBox([swept, start, stop, steps, go]), sweep_message, sweep_picture])
     tabs = w.Tab(children=[explore_pane, w.VBox([w.HBox([left, right]), compared]), sweep_pane])

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
+
 import pytest
 
 from helpers import ConfigError, count_model, load_config, parse_config
 from helpers.config import raw_config
-from helpers.explore import (compare_rows, compute, edited, explore, knobs, outcome, picture_png, summary_html, sweep,
-                             sweep_png, sweep_values)
+from helpers.explore import (UPLOADED, compare_rows, compute, edited, explore, knobs, outcome, picture_png,
+                             summary_html, sweep, sweep_png, sweep_values, uploaded)
 from helpers.flops import forward_flops
 from helpers.memory import kv_cache_bytes, weight_bytes
 
@@ -105,7 +108,7 @@ def test_the_app_builds_and_recomputes():
     """The widget layer without a browser: a preset, a changed field, an invalid one."""
     app = explore("gpt2")
     pane = app.children[0]
-    preset, fields = pane.children[0].children[:2]
+    preset, _, fields = pane.children[0].children[:3]
     message, summary = pane.children[1].children[:2]
     assert f"{count_model(load_config('gpt2')).total:,}" in summary.value
     field = {f.description: f for f in fields.children}
@@ -162,3 +165,53 @@ def test_the_sweep_tab_draws():
     start.value = 9
     go.click()
     assert "sweep: needs" in message.value
+
+
+def test_an_uploaded_config_is_its_raw_config():
+    raw = {**raw_config("llama-7b"), "num_hidden_layers": 3}
+    assert uploaded(json.dumps(raw).encode(), "mine.json") == raw
+    assert uploaded(b"\xef\xbb\xbf" + json.dumps(raw).encode(), "bom.json") == raw  # a byte-order mark is read past
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{oops", "CONFIG: up.json is not valid JSON (line 1, column 2: Expecting property name enclosed in double quotes)"),
+    (b"\xff\xfe{}", "CONFIG: up.json is not UTF-8 text (byte 0)"),
+    (b"[1, 2]", "config: must be a JSON object, got a JSON list"),
+    (b"{}", "model_type: is missing; supported: bert,"),
+    (b'{"model_type": "bert", "hidden_size": 768, "num_attention_heads": 7}',
+     "num_attention_heads: the heads split the hidden size: hidden_size = 768 is not divisible by num_attention_heads = 7"),
+    (b'{"model_type": "mamba2"}', 'model_type: "mamba2" has no family taught here, and the explorer needs one; '
+                                  "`python -m helpers count up.json` counts it by transformers"),
+])
+def test_an_uploaded_file_the_explorer_cannot_take_gives_one_line(content, message):
+    with pytest.raises(ConfigError) as error:
+        uploaded(content, "up.json")
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+    if content.startswith(b'{"model_type": "bert"'):  # the engine's own message, as it gives it
+        with pytest.raises(ConfigError) as engine:
+            parse_config(json.loads(content))
+        assert str(engine.value) == str(error.value)
+
+
+def test_the_app_takes_an_upload():
+    """The upload widget without a browser: a valid file becomes the current model, a bad one says why."""
+    app = explore("gpt2")
+    pane = app.children[0]
+    preset, upload, fields = pane.children[0].children[:3]
+    message, summary = pane.children[1].children[:2]
+
+    def send(name, content):
+        upload.value = ({"name": name, "type": "application/json", "size": len(content), "content": memoryview(content),
+                         "last_modified": datetime(2026, 1, 1)},)
+
+    raw = {**raw_config("llama-7b"), "num_hidden_layers": 3}
+    send("mine.json", json.dumps(raw).encode())
+    assert preset.value == UPLOADED + "mine.json" and preset.options[-1] == preset.value
+    assert f"<span class='explore-total'>{count_model(parse_config(raw)).total:,}</span>" in summary.value
+    assert {f.description: f.value for f in fields.children}["L"] == 3
+    assert upload.value == ()  # cleared: the same file can be sent again
+    send("bad.json", b"{oops")
+    assert "CONFIG: bad.json is not valid JSON" in message.value and preset.value == UPLOADED + "mine.json"
+    send("mine.json", json.dumps({**raw, "num_hidden_layers": 4}).encode())  # the same name again: replaced
+    assert preset.options.count(UPLOADED + "mine.json") == 1 and message.value == ""
+    assert {f.description: f.value for f in fields.children}["L"] == 4
