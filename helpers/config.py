@@ -374,7 +374,8 @@ def read_json(path: Path) -> Any:
 def decode_json(text: str, where: str) -> Any:
     """``text`` decoded as JSON, or a :class:`ConfigError` naming ``where`` (a file) and the line and column at fault.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms`` (:func:`read_json`, the explorer's upload).
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``. :func:`read_json` and the explorer's upload
+    call it.
     """
     try:
         return json.loads(text)

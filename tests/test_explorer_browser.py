@@ -7,6 +7,7 @@ Chromium first.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -21,7 +22,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from helpers import ConfigError, count_model, load_config, parse_config
 from helpers.config import raw_config
-from helpers.explore import edited
+from helpers.explore import edited, uploaded
 
 from .conftest import ROOT
 
@@ -122,3 +123,27 @@ def test_compare_two_presets(page: Page) -> None:
     expect(total_row).to_contain_text(f"{count_model(load_config('llama-7b')).total:,}", timeout=WAIT_MS)
     expect(total_row).to_contain_text(f"{count_model(load_config('bert-base-uncased')).total:,}")
     expect(total_row).to_have_class("explore-differs")
+
+
+def test_upload_a_config(page: Page) -> None:
+    """A config.json through the page's file chooser: a valid one becomes the model shown, a broken one says why."""
+    page.locator(".lm-TabBar-tab", has_text="explore").click()
+    expect(page.locator(".explore-total")).to_have_count(1, timeout=WAIT_MS)
+    raw = {**raw_config("qwen3-8b"), "num_hidden_layers": 5, "hidden_size": 1024, "num_attention_heads": 8}
+
+    def send(name: str, content: bytes) -> None:
+        with page.expect_file_chooser(timeout=WAIT_MS) as chooser:
+            page.locator(".explore-upload").click()
+        chooser.value.set_files({"name": name, "mimeType": "application/json", "buffer": content})
+
+    send("tiny-qwen3.json", json.dumps(raw).encode())
+    expect(page.locator(".explore-preset select")).to_have_value("uploaded: tiny-qwen3.json", timeout=WAIT_MS)
+    expect(page.locator(".explore-total")).to_have_text(total(raw), timeout=WAIT_MS)
+    expect(page.locator(".explore-knob-L input")).to_have_value("5", timeout=WAIT_MS)
+    # broken JSON: the one line naming the file, no traceback; the uploaded model stays
+    with pytest.raises(ConfigError) as error:
+        uploaded(b'{"model_type": "qwen3",', "broken.json")
+    send("broken.json", b'{"model_type": "qwen3",')
+    expect(page.locator(".explore-error")).to_have_text(str(error.value), timeout=WAIT_MS)
+    assert "Traceback" not in page.inner_text("body")
+    expect(page.locator(".explore-total")).to_have_text(total(raw))
