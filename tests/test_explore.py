@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from helpers import ConfigError, count_model, load_config, parse_config
@@ -162,3 +166,21 @@ def test_the_sweep_tab_draws():
     start.value = 9
     go.click()
     assert "sweep: needs" in message.value
+
+
+def test_every_notebook_from_01_invites_to_the_explorer_on_its_model():
+    """Each notebook from 01 on ends its Summary with a one-line invitation to the explorer preset on its model."""
+    from helpers.config import model_names
+    notebooks = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))[1:]
+    assert notebooks
+    for path in notebooks:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        start = next(i for i, c in enumerate(cells) if "".join(c["source"]).lstrip().startswith("## Summary"))
+        section = []
+        for cell in cells[start:]:
+            text = "".join(cell["source"])
+            if section and text.lstrip().startswith("## "):
+                break
+            section.append(text)
+        found = re.findall(r'helpers\.explore\(model="([^"]+)"\)', "\n".join(section))
+        assert len(found) == 1 and found[0] in model_names(), path.name
