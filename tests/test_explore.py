@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -215,3 +217,21 @@ def test_the_app_takes_an_upload():
     send("mine.json", json.dumps({**raw, "num_hidden_layers": 4}).encode())  # the same name again: replaced
     assert preset.options.count(UPLOADED + "mine.json") == 1 and message.value == ""
     assert {f.description: f.value for f in fields.children}["L"] == 4
+
+
+def test_every_notebook_from_01_invites_to_the_explorer_on_its_model():
+    """Each notebook from 01 on ends its Summary with a one-line invitation to the explorer preset on its model."""
+    from helpers.config import model_names
+    notebooks = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))[1:]
+    assert notebooks
+    for path in notebooks:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        start = next(i for i, c in enumerate(cells) if "".join(c["source"]).lstrip().startswith("## Summary"))
+        section = []
+        for cell in cells[start:]:
+            text = "".join(cell["source"])
+            if section and text.lstrip().startswith("## "):
+                break
+            section.append(text)
+        found = re.findall(r'helpers\.explore\(model="([^"]+)"\)', "\n".join(section))
+        assert len(found) == 1 and found[0] in model_names(), path.name
