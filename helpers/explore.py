@@ -356,8 +356,9 @@ def explore(model: str = "bert-base-uncased") -> Any:
     """The explorer app (ipywidgets): a preset menu of every model in ``data/models/``, a field per size its family
     reads, dtype, B and S; every change recomputes the component table, its picture, FLOPs and bytes from the engine.
     A file upload makes any ``config.json`` of a taught family the current model (appended to the menu as
-    ``uploaded: <file name>``). An invalid value or file shows the engine's one-line message. A second tab compares two presets side by side; a third
-    sweeps one knob of the first tab's model across a range, each component as a curve.
+    ``uploaded: <file name>``). An invalid value or file shows the engine's one-line message. A second tab compares
+    two presets side by side; a third sweeps one knob of the first tab's model across a range, each component as a
+    curve.
 
     No notebook calls it; it works behind the helpers of ``00_overview``. ``make explorer`` serves it with Voilà.
     """
