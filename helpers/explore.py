@@ -22,7 +22,8 @@ from typing import Any, Mapping
 from .config import ConfigError, decode_json, model_names, parse_config, raw_config
 from .count import count_model
 from .flops import forward_flops
-from .memory import DTYPE_BITS, kv_cache_bytes, weight_bytes
+from .budget import chinchilla_tokens, training_flops_per_token
+from .memory import ADAMW_MIXED, DTYPE_BITS, kv_cache_bytes, training_state, weight_bytes
 from .registry import FAMILIES
 
 DEFAULT_B, DEFAULT_S, DEFAULT_DTYPE = 1, 2048, "bf16"
@@ -138,6 +139,9 @@ class Outputs:
     batch: int
     seq_len: int
     dtype: str
+    training_state: int = 0  # bytes of mixed-precision AdamW's state (weights, gradients, fp32 master and moments)
+    tokens: int = 0  # D: training tokens, Chinchilla's 20 per parameter (Hoffmann et al. 2022)
+    training_run: int | str = ""  # training FLOPs for D tokens at S, or why there is no per-token figure
 
     @property
     def moe(self) -> bool:
@@ -171,10 +175,18 @@ def compute(raw: Mapping[str, Any], batch: int = DEFAULT_B, seq_len: int = DEFAU
         kv = kv_cache_bytes(config, batch, seq_len, dtype)
     except ConfigError as error:
         kv = str(error)
+    tokens = chinchilla_tokens(config)
+    run: int | str
+    try:
+        run = training_flops_per_token(config, seq_len) * tokens
+    except (ConfigError, ValueError) as error:  # an encoder (its pooler runs per sequence), or a convolution's padding
+        run = str(error)
     return Outputs(name=name, total=result.total, active=result.active, components=result.components,
                    active_components=result.active_components, formulas=result.formulas, forward=forward,
                    training=training, weights=weight_bytes(config, dtype), kv_cache=kv, batch=batch,
-                   seq_len=seq_len, dtype=dtype)
+                   seq_len=seq_len, dtype=dtype,
+                   training_state=sum((part.bytes for part in training_state(config, ADAMW_MIXED)), 0),
+                   tokens=tokens, training_run=run)
 
 
 def outcome(raw: Mapping[str, Any], changes: Mapping[str, int] | None = None, batch: int = DEFAULT_B,
@@ -218,8 +230,13 @@ def summary_html(out: Outputs) -> str:
                      f"({_n(out.forward // tokens)} per token); training step: {_n(out.training)}")
     else:
         lines.append(f"forward FLOPs: {html.escape(out.forward)}")
-    lines.append(f"weights in {out.dtype}: {_bytes(out.weights)}")
-    lines.append(f"KV cache, B = {out.batch}, S = {out.seq_len}, {out.dtype}: {_bytes(out.kv_cache)}")
+    if isinstance(out.training_run, int):
+        lines.append(f"training on D = {_n(out.tokens)} tokens (Chinchilla's 20 per parameter), S = {out.seq_len}: "
+                     f"<span class='explore-run'>{_n(out.training_run)}</span> FLOPs")
+    lines.append(f"weights in {out.dtype}: {_bytes(out.weights)}; training state ({ADAMW_MIXED}): "
+                 f"{_bytes(out.training_state)}")
+    per_token = f" ({_n(out.kv_cache // tokens)} B per token)" if isinstance(out.kv_cache, int) else ""
+    lines.append(f"KV cache, B = {out.batch}, S = {out.seq_len}, {out.dtype}: {_bytes(out.kv_cache)}{per_token}")
     return "<br>".join(lines)
 
 

@@ -14,7 +14,8 @@ from helpers.config import raw_config
 from helpers.explore import (UPLOADED, compare_rows, compute, edited, explore, knobs, outcome, picture_png,
                              summary_html, sweep, sweep_png, sweep_values, uploaded)
 from helpers.flops import forward_flops
-from helpers.memory import kv_cache_bytes, weight_bytes
+from helpers.budget import chinchilla_tokens, training_flops_per_token
+from helpers.memory import ADAMW_MIXED, kv_cache_bytes, training_state, weight_bytes
 
 from .conftest import MODELS
 
@@ -31,6 +32,11 @@ def test_every_preset_gives_the_engines_figures(name):
     if isinstance(out.kv_cache, int) or out.kv_cache is None:
         assert out.kv_cache == kv_cache_bytes(config, 2, 64, "fp16")
     assert f"<span class='explore-total'>{result.total:,}</span>" in summary_html(out)
+    assert out.training_state == sum(part.bytes for part in training_state(config, ADAMW_MIXED))
+    assert out.tokens == chinchilla_tokens(config)
+    if isinstance(out.training_run, int):  # decoders: exact training FLOPs for D tokens at S
+        assert out.training_run == training_flops_per_token(config, 64) * out.tokens
+        assert f"<span class='explore-run'>{out.training_run:,}</span>" in summary_html(out)
 
 
 @pytest.mark.parametrize("name", MODELS)
