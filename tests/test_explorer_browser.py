@@ -50,7 +50,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
            "JUPYTER_RUNTIME_DIR": str(tmp_path_factory.mktemp("jupyter_runtime"))}
     log = (tmp_path_factory.mktemp("voila") / "voila.log").open("w")
     voila = subprocess.Popen(
-        [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1"],
+        [sys.executable, "-m", "voila", str(NOTEBOOK), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
+         # its kernels talk over IPC files, not TCP ports: no race for a free port with the notebooks' kernels that
+         # nbval starts beside it under `pytest -n 2` (a kernel that loses it dies before replying)
+         "--KernelManager.transport=ipc"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
