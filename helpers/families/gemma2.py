@@ -56,8 +56,16 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
 
     No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
-    lists = _read_cache(raw, sizes, flags)
-    full, windowed, chunked = lists["cache"]
+    return windowed_and_global(_read_cache(raw, sizes, flags), sizes)
+
+
+def windowed_and_global(lists: dict[str, tuple[int, ...]], sizes: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """Files the windowed (``L_w``) and global (``L_g``) layer counts of ``lists["cache"]`` in ``sizes``; returns ``lists``.
+
+    Gemma 2 and Gemma 3's text model read their layers with it.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    """
+    full, windowed, _ = lists["cache"]
     sizes["L_w"] = windowed
     sizes["L_g"] = full
     return lists

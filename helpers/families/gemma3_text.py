@@ -65,11 +65,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     if other:  # Gemma3RotaryEmbedding builds one table per layer type it has a base for: full and sliding
         raise ConfigError("layer_types", f"{json.dumps(other[0])} layers: Gemma 3 has rotary bases for full and "
                                          "sliding attention only (transformers refuses to build it)")
-    lists = _read_cache(raw, sizes, flags)
-    full, windowed, chunked = lists["cache"]
-    sizes["L_w"] = windowed
-    sizes["L_g"] = full
-    return lists
+    return gemma2.windowed_and_global(_read_cache(raw, sizes, flags), sizes)
 
 
 def layout(c: ModelConfig) -> Layout:
