@@ -14,7 +14,7 @@ export PYTHONHASHSEED := 0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help env lab lint test test-fast execute bench clean explorer
+.PHONY: help env lab lint test test-fast execute bench clean explorer zh
 
 help:
 	@echo "make lab        prepare .venv if needed, then open JupyterLab on notebooks/"
@@ -25,9 +25,10 @@ help:
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
 	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html, and the cheatsheet"
+	@echo "make zh         regenerate and execute the Chinese edition, notebooks/zh/ (NB=notebooks/03_feed_forward.ipynb for one)"
 	@echo "make slides-screenshots   a 1280x800 picture of every slide, and a report of overflowing ones"
 	@echo "make readme-image         rebuild data/img/overview_slide.png"
-	@echo "make cjk-font             re-cut data/fonts (the CJK font of decks and pages) after a new Chinese quote"
+	@echo "make cjk-font             re-cut data/fonts (the CJK font of decks, pages and the Chinese figures) after new Chinese text"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +88,9 @@ clean:
 NOTEBOOKS    := $(sort $(wildcard notebooks/*.ipynb))
 DECKS        := $(NOTEBOOKS:notebooks/%.ipynb=build/slides/%.slides.html)
 PAGES        := $(NOTEBOOKS:notebooks/%.ipynb=build/html/%.html)
+ZH_NOTEBOOKS := $(sort $(wildcard notebooks/zh/*.ipynb))
+ZH_DECKS     := $(ZH_NOTEBOOKS:notebooks/zh/%.ipynb=build/slides-zh/%.slides.html)
+ZH_PAGES     := $(ZH_NOTEBOOKS:notebooks/zh/%.ipynb=build/html-zh/%.html)
 VENDOR       := build/vendor
 NPM_PACKAGES := reveal.js@4.0.2 requirejs@2.3.7 jquery@3.7.1 mathjax@2.7.9
 VENDOR_STAMP := $(VENDOR)/.installed
@@ -115,7 +119,8 @@ vendor: $(VENDOR_STAMP)
 # The CJK font of the decks and pages (the write-ups' Chinese quotes): Noto Sans CJK SC (SIL OFL 1.1) cut down to
 # the characters the series uses, committed in data/fonts with its licence, copied next to build/vendor. The
 # decks and pages load it by a relative URL (../fonts/...), declared in .ci/*_offline.html.j2.
-FONTS       := $(wildcard data/fonts/*)
+# the decks and pages need the woff2 faces (the .otf ones are matplotlib's, for the Chinese figures)
+FONTS       := $(wildcard data/fonts/*.woff2) data/fonts/OFL.txt
 BUILD_FONTS := $(FONTS:data/fonts/%=build/fonts/%)
 build/fonts/%: data/fonts/%
 	@mkdir -p $(dir $@)
@@ -155,33 +160,59 @@ $(SLIDES_STAMP):
 # they are converted in one nbconvert run (its start-up costs more than a notebook), into a fresh folder where
 # their links are pointed at the decks, then moved into place: a deck is never left half made. The list is read
 # once (another `make slides` running beside this one may rewrite .stale).
-slides: env $(VENDOR_STAMP) $(BUILD_FONTS)
-	@mkdir -p build/slides && rm -f build/slides/.stale
-	$(if $(DECKS),@$(MAKE) -s --no-print-directory $(DECKS))
-	@nbs=$$(cat build/slides/.stale 2>/dev/null); if [ -n "$$nbs" ]; then set -x; new=$$(mktemp -d build/slides/.new-XXXXXX); \
-		{ $(BIN)/jupyter nbconvert --to slides --log-level=ERROR --output-dir $$new $(SLIDES_FLAGS) $$nbs && \
-		$(BIN)/python .ci/build_site.py relink $$new .slides.html $$nbs && mv $$new/*.slides.html build/slides/; }; \
+# The Chinese edition's decks and pages go to build/slides-zh and build/html-zh, beside the English ones, so the
+# relative URLs of vendor/ and fonts/ are the same; every page of the HTML site links to its twin (the language switch).
+# convert_stale(folder, format, suffix, flags, language, relink options)
+define convert_stale
+	@nbs=$$(cat $(1)/.stale 2>/dev/null); if [ -n "$$nbs" ]; then set -x; new=$$(mktemp -d $(1)/.new-XXXXXX); \
+		{ $(BIN)/jupyter nbconvert --to $(2) --log-level=ERROR --output-dir $$new $(4) $$nbs && \
+		$(BIN)/python .ci/build_site.py relink --lang $(5) $(6) $$new $(3) $$nbs && mv $$new/*$(3) $(1)/; }; \
 		status=$$?; rm -rf $$new; exit $$status; fi
-	@rm -f build/slides/.stale
+	@rm -f $(1)/.stale
+endef
+
+slides: env $(VENDOR_STAMP) $(BUILD_FONTS)
+	@mkdir -p build/slides build/slides-zh && rm -f build/slides/.stale build/slides-zh/.stale
+	$(if $(DECKS)$(ZH_DECKS),@$(MAKE) -s --no-print-directory $(DECKS) $(ZH_DECKS))
+	$(call convert_stale,build/slides,slides,.slides.html,$(SLIDES_FLAGS),en,)
+	$(call convert_stale,build/slides-zh,slides,.slides.html,$(SLIDES_FLAGS),zh,)
 
 build/slides/%.slides.html: notebooks/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
 	@echo $< >> build/slides/.stale
 
+build/slides-zh/%.slides.html: notebooks/zh/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
+	@echo $< >> build/slides-zh/.stale
+
 # the stored (executed) notebooks as HTML pages, the same way, and an index in reading order
 html: env $(VENDOR_STAMP) $(BUILD_FONTS)
-	@mkdir -p build/html && rm -f build/html/.stale
-	$(if $(PAGES),@$(MAKE) -s --no-print-directory $(PAGES))
-	@nbs=$$(cat build/html/.stale 2>/dev/null); if [ -n "$$nbs" ]; then set -x; new=$$(mktemp -d build/html/.new-XXXXXX); \
-		{ $(BIN)/jupyter nbconvert --to html --log-level=ERROR --output-dir $$new $(HTML_FLAGS) $$nbs && \
-		$(BIN)/python .ci/build_site.py relink $$new .html $$nbs && mv $$new/*.html build/html/; }; \
-		status=$$?; rm -rf $$new; exit $$status; fi
-	@rm -f build/html/.stale
+	@mkdir -p build/html build/html-zh && rm -f build/html/.stale build/html-zh/.stale
+	$(if $(PAGES)$(ZH_PAGES),@$(MAKE) -s --no-print-directory $(PAGES) $(ZH_PAGES))
+	$(call convert_stale,build/html,html,.html,$(HTML_FLAGS),en,--switch)
+	$(call convert_stale,build/html-zh,html,.html,$(HTML_FLAGS),zh,--switch)
 	@$(BIN)/python .ci/build_site.py index build/html/index.html $(NOTEBOOKS)
+	@$(BIN)/python .ci/build_site.py index --lang zh build/html-zh/index.html $(ZH_NOTEBOOKS)
+	@$(BIN)/python .ci/build_site.py glossary build/html-zh/glossary.html
 	@# one printable page of every rule, its examples computed by helpers now (a disagreement stops the build)
 	@$(BIN)/python .ci/build_site.py cheatsheet build/html/cheatsheet.html
 
-build/html/%.html: notebooks/%.ipynb .ci/html_offline.html.j2 $(VENDOR_STAMP)
+# a page is rebuilt when the site's code changes too (the language switch and the relinking are added there)
+build/html/%.html: notebooks/%.ipynb .ci/html_offline.html.j2 .ci/build_site.py .ci/sitekit.py $(VENDOR_STAMP)
 	@echo $< >> build/html/.stale
+
+build/html-zh/%.html: notebooks/zh/%.ipynb .ci/html_offline.html.j2 .ci/build_site.py .ci/sitekit.py $(VENDOR_STAMP)
+	@echo $< >> build/html-zh/.stale
+
+# ---- The Chinese edition (中文版) ----------------------------------------------------------------------------
+# notebooks/zh/ from the English notebooks (code) and data/zh/*.md (prose), then executed, two at a time.
+# `make zh NB=notebooks/03_feed_forward.ipynb` for one. The 勘误表 and the Chinese checkpoints (written in Chinese
+# only) are executed with `make execute NB=notebooks/zh/errata.ipynb`.
+ZH_NB ?= $(NOTEBOOKS)
+zh: env
+	@mkdir -p $(MPLCONFIGDIR)
+	$(BIN)/python .ci/zh.py build $(ZH_NB)
+	printf '%s\n' $(ZH_NB:notebooks/%=notebooks/zh/%) | xargs -P 2 -I{} $(BIN)/jupyter nbconvert --to notebook \
+		--execute --inplace --log-level=ERROR --ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False {}
+	$(BIN)/python .ci/zh.py check $(ZH_NB)
 
 # headless Chromium for the browser tests and screenshots (Debian package; needs root); skipped when present
 chromium: $(CHROMIUM)

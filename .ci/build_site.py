@@ -30,12 +30,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / ".ci"))
 
 from sitekit import (  # noqa: E402
-    Dom, cell_positions, chromium_command, cjk_characters, index_page, notebook_title, on_slides, page_requests, read_dom, relink,
-    slide_hash, slide_layout, slide_type, slide_with_heading, source, with_probe,
+    SOLUTION_SUMMARY, ZH_SUFFIX, Dom, cell_positions, chromium_command, cjk_characters, glossary_page, index_page,
+    lang_switch, notebook_title, on_slides, page_requests, read_dom, relink, slide_hash, slide_layout, slide_type,
+    slide_with_heading, source, with_probe,
 )
 
 SERIES_TITLE = "How many parameters does a Transformer have?"
+SERIES_TITLE_ZH = "Transformer 有多少参数？它们在哪里？"
 CHEATSHEET = ("cheatsheet.html", "Cheatsheet: every rule of the series on one printable page")
+GLOSSARY = ("glossary.html", "术语表：本系列的术语和符号（中英对照）")
+ZH_EXTRAS = [GLOSSARY, (f"../html/{CHEATSHEET[0]}", "速查表（英文）：本系列的全部公式，一页打印")]
+SWITCH_LABEL = {"en": "中文", "zh": "English"}
 SLIDE_HEIGHT = 800  # the decks are 1280 x 800 (make slides: --SlidesExporter.reveal_width/height)
 SLIDE_WIDTH = 1280
 
@@ -43,9 +48,13 @@ SLIDE_WIDTH = 1280
 # build/fonts by the Makefile): Noto Sans CJK SC cut down to the characters the series uses (`make cjk-font`)
 FONT_DIR = ROOT / "data" / "fonts"
 CJK_FONTS = {"Regular": "NotoSansSC-Regular.subset.woff2", "Bold": "NotoSansSC-Bold.subset.woff2"}
+# the same subsets as plain OpenType for matplotlib (FreeType reads no woff2): the zh notebooks' figures
+# (helpers.plots.use_language("zh") registers them)
+CJK_OPENTYPE = {"Regular": "NotoSansSC-Regular.subset.otf", "Bold": "NotoSansSC-Bold.subset.otf"}
 CJK_FONT_NUMBER = 2  # in Noto's .ttc collections: 0 JP, 1 KR, 2 SC, 3 TC, 4 HK
 # where the series' text lives: every CJK character in these files must be in the font
-CJK_TEXT = ("notebooks/*.ipynb", "notebooks/*.md", "data/**/*.json", ".ci/*.j2", "README.md")
+CJK_TEXT = ("notebooks/*.ipynb", "notebooks/*.md", "notebooks/zh/*.ipynb", "data/zh/*.md", "data/**/*.json", ".ci/*.j2",
+            "README.md")
 NOTO_COPYRIGHT = "Copyright 2014-2021 Adobe (http://www.adobe.com/), with Reserved Font Name 'Source'."
 
 
@@ -95,23 +104,63 @@ def screenshot(page: Path, fragment: str, png: Path, budget_ms: int = 3000, size
     return png
 
 
-def build_index(out: Path, notebooks: list[Path]) -> None:
-    """Write the HTML index: every notebook's page, in reading order (file name order), with its title."""
+def build_index(out: Path, notebooks: list[Path], lang: str = "en") -> None:
+    """Write the HTML index: every notebook's page, in reading order (file name order), with its title.
+
+    The Chinese index (``lang="zh"``, build/html-zh) adds the glossary page and the English cheatsheet."""
     pages = [(f"{nb.stem}.html", notebook_title(json.loads(nb.read_text(encoding="utf-8")))) for nb in sorted(notebooks)]
-    text = index_page(SERIES_TITLE, pages, [CHEATSHEET])
+    if lang == "zh":
+        text = index_page(SERIES_TITLE_ZH, pages, ZH_EXTRAS, lang="zh",
+                          intro="中文版：按阅读顺序排列的笔记本，已执行，离线即可打开。")
+    else:
+        text = index_page(SERIES_TITLE, pages, [CHEATSHEET])
+    write_if_changed(out, with_switch(text, out.name, lang))
+
+
+def write_if_changed(out: Path, text: str) -> None:
+    """Write ``text`` to ``out`` unless it already holds it (make's timestamps stay put)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.is_file() or out.read_text(encoding="utf-8") != text:
         out.write_text(text, encoding="utf-8")
 
 
-def relink_pages(folder: Path, suffix: str, notebooks: list[Path]) -> None:
-    """Point the links between notebooks in the pages built from ``notebooks`` at the built pages."""
+def twin_href(name: str, lang: str) -> str:
+    """The link from page ``name`` of the site in ``lang`` to the same page in the other language (its index when the
+    other language has no such page: the 勘误表 is Chinese only, the cheatsheet English only)."""
+    stem = name.removesuffix(".html")
+    if lang == "en":
+        has = (ROOT / "notebooks" / "zh" / f"{stem}.ipynb").is_file() or name == "index.html"
+        return f"../html{ZH_SUFFIX}/{name if has else 'index.html'}"
+    has = (ROOT / "notebooks" / f"{stem}.ipynb").is_file() or name == "index.html"
+    return f"../html/{name if has else 'index.html'}"
+
+
+def with_switch(page: str, name: str, lang: str) -> str:
+    """A page of the HTML site with its language switch (中文 on English pages, English on Chinese ones)."""
+    return lang_switch(page, twin_href(name, lang), SWITCH_LABEL[lang])
+
+
+def relink_pages(folder: Path, suffix: str, notebooks: list[Path], lang: str = "en", switch: bool = False) -> None:
+    """Point the links between notebooks in the pages built from ``notebooks`` at the built pages; for the HTML
+    site (``switch``) add the language switch, and on Chinese pages label the folded solutions in Chinese."""
     for nb in notebooks:
         page = folder / f"{nb.stem}{suffix}"
         text = page.read_text(encoding="utf-8")
         new = relink(text, suffix)
+        if lang != "en":
+            new = new.replace(f"<summary>{SOLUTION_SUMMARY['en']}</summary>", f"<summary>{SOLUTION_SUMMARY[lang]}</summary>")
+        if switch:
+            new = with_switch(new, page.name, lang)
         if new != text:
             page.write_text(new, encoding="utf-8")
+
+
+def build_glossary(out: Path) -> None:
+    """Write the glossary page (data/glossary.zh.json) of the Chinese site, with its language switch."""
+    data = json.loads((ROOT / "data" / "glossary.zh.json").read_text(encoding="utf-8"))
+    text = glossary_page(GLOSSARY[1], "中文版的每个术语只用一个译名；笔记本、勘误表和这一页都取自 data/glossary.zh.json。",
+                         data["terms"])
+    write_if_changed(out, with_switch(text, out.name, "zh"))
 
 
 def first_line(cell: Mapping[str, Any]) -> str:
@@ -151,7 +200,8 @@ def review(nb_path: Path, deck: Path, out: Path) -> list[str]:
 
 
 def series_cjk_characters(root: Path = ROOT) -> set[str]:
-    """Every CJK character in the series' notebooks (outputs included), data files, templates and README."""
+    """Every CJK character in the series' notebooks (the zh ones too, outputs included), translations, data files (the
+    figures' dictionary data/zh/plots.json too), templates and README."""
     files = sorted({f for pattern in CJK_TEXT for f in root.glob(pattern) if f.is_file()})
     return set().union(*(cjk_characters(f.read_text(encoding="utf-8")) for f in files))
 
@@ -164,12 +214,13 @@ def font_characters(font_file: Path) -> set[str]:
         return {chr(code) for code in font.getBestCmap()}
 
 
-def subset_font(source: Path, font_number: int, chars: set[str], out: Path) -> None:
-    """Write ``out``: face ``font_number`` of ``source`` with only ``chars``, as woff2, the same bytes on every run."""
+def subset_font(source: Path, font_number: int, chars: set[str], out: Path, flavor: str | None = "woff2") -> None:
+    """Write ``out``: face ``font_number`` of ``source`` with only ``chars``, the same bytes on every run: woff2 (the
+    browsers'), or plain OpenType with ``flavor=None`` (matplotlib's)."""
     from fontTools import subset
 
     options = subset.Options()
-    options.flavor = "woff2"
+    options.flavor = flavor
     options.font_number = font_number
     options.layout_features = ["*"]  # keep the punctuation's positioning
     options.name_IDs = ["*"]  # keep the copyright, trademark and licence records
@@ -192,11 +243,13 @@ def ofl_text(debian_copyright: str, fonts: list[Path]) -> str:
     body = stanza[1].split("\n\nLicense: ", 1)[0]
     lines = [ln[1:] if ln.startswith(" ") else ln for ln in body.splitlines()]
     licence = "\n".join("" if ln == "." else ln for ln in lines).strip("\n")
-    made = "\n".join(f"  {CJK_FONTS[w]} <- {f.name} (face {CJK_FONT_NUMBER}, Noto Sans CJK SC)"
-                      for w, f in zip(CJK_FONTS, fonts))
+    made = "\n".join(f"  {names[w]} <- {f.name} (face {CJK_FONT_NUMBER}, Noto Sans CJK SC)"
+                      for names in (CJK_FONTS, CJK_OPENTYPE) for w, f in zip(names, fonts))
     return (f"{NOTO_COPYRIGHT}\n\nNoto Sans CJK SC (https://github.com/notofonts/noto-cjk), from the Debian package\n"
             f"fonts-noto-cjk, cut down to the characters this series uses by `make cjk-font` (fontTools):\n{made}\n"
-            f"The subset is declared under the family name \"Noto Sans SC subset\".\n\n{licence}\n")
+            f"The woff2 subsets (decks and pages) are declared under the family name \"Noto Sans SC subset\"; the\n"
+            f"OpenType ones (the Chinese figures, for matplotlib) keep the font's own name, \"Noto Sans CJK SC\".\n\n"
+            f"{licence}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,7 +258,15 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("index", help="write the HTML index page")
     p.add_argument("out", type=Path)
     p.add_argument("notebooks", type=Path, nargs="*")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p = sub.add_parser("glossary", help="write the glossary page of the Chinese site")
+    p.add_argument("out", type=Path)
+    p = sub.add_parser("switch", help="add the language switch to a page of the site")
+    p.add_argument("page", type=Path)
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
     p = sub.add_parser("relink", help="point links to .ipynb files at the built pages")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--switch", action="store_true", help="add the language switch (the HTML site)")
     p.add_argument("folder", type=Path)
     p.add_argument("suffix", help=".html or .slides.html")
     p.add_argument("notebooks", type=Path, nargs="*")
@@ -229,9 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "index":
-        build_index(args.out, args.notebooks)
+        build_index(args.out, args.notebooks, args.lang)
+    elif args.command == "glossary":
+        build_glossary(args.out)
+    elif args.command == "switch":
+        write_if_changed(args.page, with_switch(args.page.read_text(encoding="utf-8"), args.page.name, args.lang))
     elif args.command == "relink":
-        relink_pages(args.folder, args.suffix, args.notebooks)
+        relink_pages(args.folder, args.suffix, args.notebooks, args.lang, args.switch)
     elif args.command == "screenshots":
         def one(nb: Path) -> list[str]:
             return review(nb, args.decks / f"{nb.stem}.slides.html", args.out)
@@ -250,15 +315,17 @@ def main(argv: list[str] | None = None) -> int:
         import cheatsheet  # imports helpers (no torch)
 
         cheatsheet.write(args.out, f"{SERIES_TITLE} The rules on one page")
+        write_if_changed(args.out, with_switch(args.out.read_text(encoding="utf-8"), args.out.name, "en"))
     elif args.command == "cjk-font":
         chars = series_cjk_characters()
-        for weight, source in zip(CJK_FONTS, [args.regular, args.bold]):
-            out = args.out / CJK_FONTS[weight]
-            subset_font(source, CJK_FONT_NUMBER, chars, out)
-            missing = chars - font_characters(out)
-            if missing:
-                raise SystemExit(f"{source} has no glyph for {''.join(sorted(missing))}")
-            print(f"wrote {out}: {len(chars)} characters, {out.stat().st_size:,} bytes")
+        for names, flavor in ((CJK_FONTS, "woff2"), (CJK_OPENTYPE, None)):
+            for weight, source in zip(names, [args.regular, args.bold]):
+                out = args.out / names[weight]
+                subset_font(source, CJK_FONT_NUMBER, chars, out, flavor)
+                missing = chars - font_characters(out)
+                if missing:
+                    raise SystemExit(f"{source} has no glyph for {''.join(sorted(missing))}")
+                print(f"wrote {out}: {len(chars)} characters, {out.stat().st_size:,} bytes")
         text = ofl_text(args.copyright.read_text(encoding="utf-8"), [args.regular, args.bold])
         (args.out / "OFL.txt").write_text(text, encoding="utf-8")
     return 0

@@ -232,26 +232,85 @@ def relink(page: str, suffix: str) -> str:
     return re.sub(r'href="([\w.-]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m.group(1)}{suffix}{m.group(2) or ""}"', page)
 
 
-def index_page(series_title: str, pages: Sequence[tuple[str, str]], extras: Sequence[tuple[str, str]] = ()) -> str:
-    """An offline HTML index: ``pages`` as ``(href, title)`` in reading order, as a numbered list, then ``extras``."""
+LANG_SWITCH_CLASS = "lang-switch"
+# the zh pages' folder beside the English ones (build/html-zh, build/slides-zh): ../vendor and ../fonts still resolve
+ZH_SUFFIX = "-zh"
+SOLUTION_SUMMARY = {"en": "Solution (click to open)", "zh": "参考答案（点击展开）"}
+FONT_FACES = """@font-face { font-family: "Noto Sans SC subset"; font-weight: 400; font-style: normal;
+             src: url("../fonts/NotoSansSC-Regular.subset.woff2") format("woff2"); }
+@font-face { font-family: "Noto Sans SC subset"; font-weight: 700; font-style: normal;
+             src: url("../fonts/NotoSansSC-Bold.subset.woff2") format("woff2"); }"""
+
+
+def lang_switch(page: str, href: str, label: str) -> str:
+    """``page`` with a link to the same page in the other language, first thing in its body (replacing an old one)."""
+    page = re.sub(rf'<nav class="{LANG_SWITCH_CLASS}".*?</nav>\n?', "", page, flags=re.S)
+    nav = (f'<nav class="{LANG_SWITCH_CLASS}" style="position:fixed;top:0.4em;right:0.8em;z-index:1000;'
+           f'font:14px sans-serif;background:#fff;padding:0.1em 0.4em;border:1px solid #ccc;border-radius:4px">'
+           f'<a href="{html.escape(href)}">{html.escape(label)}</a></nav>\n')
+    m = re.search(r"<body\b[^>]*>\n?", page)
+    if not m:
+        raise ValueError("no <body> in the page")
+    return page[:m.end()] + nav + page[m.end():]
+
+
+def index_page(series_title: str, pages: Sequence[tuple[str, str]], extras: Sequence[tuple[str, str]] = (),
+               lang: str = "en", intro: str = "The notebooks in reading order, executed, as pages that need no network.") -> str:
+    """An offline HTML index: ``pages`` as ``(href, title)`` in reading order, as a numbered list, then ``extras``.
+
+    A Chinese index (``lang="zh"``) declares the series' CJK font, as the notebook pages do."""
     items = "\n".join(f'  <li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in pages)
     more = "".join(f'\n<p><a href="{html.escape(href)}">{html.escape(title)}</a></p>' for href, title in extras)
+    fonts = FONT_FACES + "\n" if lang == "zh" else ""
+    family = '"Noto Sans SC subset", sans-serif' if lang == "zh" else "sans-serif"
     return f"""<!DOCTYPE html>
-<html lang="en">
+<html lang="{'zh-CN' if lang == 'zh' else 'en'}">
 <head>
 <meta charset="utf-8">
 <title>{html.escape(series_title)}</title>
 <style>
-body {{ font-family: sans-serif; max-width: 46em; margin: 3em auto; padding: 0 1em; line-height: 1.5; }}
+{fonts}body {{ font-family: {family}; max-width: 46em; margin: 3em auto; padding: 0 1em; line-height: 1.5; }}
 li {{ margin: 0.3em 0; }}
 </style>
 </head>
 <body>
 <h1>{html.escape(series_title)}</h1>
-<p>The notebooks in reading order, executed, as pages that need no network.</p>
+<p>{html.escape(intro)}</p>
 <ol id="notebooks">
 {items}
 </ol>{more}
+</body>
+</html>
+"""
+
+
+def glossary_page(title: str, intro: str, terms: Sequence[Mapping[str, Any]]) -> str:
+    """The glossary (data/glossary.zh.json) as an offline HTML table: English, Chinese, symbol, config key."""
+    rows = "\n".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(t.get(k) or ''))}</td>" for k in ("en", "zh", "symbol", "code")) + "</tr>"
+        for t in terms)
+    return f"""<!DOCTYPE html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>
+{FONT_FACES}
+body {{ font-family: "Noto Sans SC subset", sans-serif; max-width: 60em; margin: 3em auto; padding: 0 1em; line-height: 1.5; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }}
+td:nth-child(3), td:nth-child(4) {{ font-family: menlo, consolas, 'DejaVu Sans Mono', monospace; font-size: 0.9em; }}
+</style>
+</head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p>{html.escape(intro)}</p>
+<table id="glossary">
+<thead><tr><th>English</th><th>中文</th><th>符号</th><th>配置键 / 模块名</th></tr></thead>
+<tbody>
+{rows}
+</tbody>
+</table>
 </body>
 </html>
 """

@@ -29,11 +29,14 @@ import helpers
 
 from .conftest import ROOT
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-INTRODUCED = re.compile(r"Introduced in ``(\d\d_\w+)``\.")
-BEHIND = re.compile(r"No notebook calls it; it works behind the helpers of ``(\d\d_\w+)``\.")
+# the English notebooks, and the Chinese edition's (named ``zh/<stem>``: a helper only its cells call, such as
+# plots.use_language, or one of its notebooks written in Chinese only)
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "notebooks").glob("zh/*.ipynb"))
+NAME = r"((?:zh/)?\d\d_\w+|zh/\w+)"
+INTRODUCED = re.compile(rf"Introduced in ``{NAME}``\.")
+BEHIND = re.compile(rf"No notebook calls it; it works behind the helpers of ``{NAME}``\.")
 # each notebook's code cells, where a helper is imported or called by name
-CODE = {nb.stem: "\n".join("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+CODE = {nb.relative_to(ROOT / "notebooks").with_suffix("").as_posix(): "\n".join("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
                            if c["cell_type"] == "code") for nb in NOTEBOOKS}
 
 

@@ -12,42 +12,45 @@ from pathlib import Path
 import pytest
 
 from tests.test_slides import (  # one build lock, one browser runner
-    CJK_FAMILY, NOTEBOOKS, REMOVE_INPUT, ROOT, build_site, cell_html, load, open_pages,
+    CJK_FAMILY, NOTEBOOKS, REMOVE_INPUT, ROOT, SITE_NOTEBOOKS, ZH_NOTEBOOKS, build_site, cell_html, load, nb_id,
+    open_pages, page_key,
 )
 
 from sitekit import font_face_urls, normalize_text, notebook_title, page_display_math  # noqa: E402  (.ci/, via test_slides)
 
 HTML = ROOT / "build" / "html"
+HTML_ZH = ROOT / "build" / "html-zh"
+EXTRA_PAGES = [HTML / "index.html", HTML / "cheatsheet.html", HTML_ZH / "index.html", HTML_ZH / "glossary.html"]
 
 
 def page_of(notebook: Path) -> Path:
-    return HTML / f"{notebook.stem}.html"
+    return (HTML_ZH if notebook.parent.name == "zh" else HTML) / f"{notebook.stem}.html"
 
 
 @pytest.fixture(scope="module")
 def opened():
     """Every page and the index built and opened once: {file name: (Dom, network requests)}."""
-    return open_pages("html", [page_of(nb) for nb in NOTEBOOKS] + [HTML / "index.html", HTML / "cheatsheet.html"],
+    return open_pages("html", [page_of(nb) for nb in SITE_NOTEBOOKS] + EXTRA_PAGES,
                       {"fonts": [CJK_FAMILY]})
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_page_renders_offline(notebook, opened):
-    dom, requests = opened[page_of(notebook).name]
+    dom, requests = opened[page_key(page_of(notebook))]
     assert dom.probe.get("done"), "the page (or MathJax) did not finish within the virtual time budget"
     assert dom.probe["errors"] == [], "load failures or script errors"
     assert requests == [], "the page asked the network for these"
     assert normalize_text(notebook_title(load(notebook))) in normalize_text(dom.text)
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_page_holds_every_cell(notebook, opened):
     """Learners read the whole notebook, exercise solutions included (the slides leave those out)."""
-    dom, _ = opened[page_of(notebook).name]
+    dom, _ = opened[page_key(page_of(notebook))]
     assert dom.cell_ids == [c["id"] for c in load(notebook)["cells"]]
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_page_loads_its_cjk_font_offline(notebook, opened):
     """The page declares the series' CJK font by relative URLs to files under build/, and both faces load."""
     urls = font_face_urls(page_of(notebook).read_text(encoding="utf-8"))
@@ -55,13 +58,13 @@ def test_page_loads_its_cjk_font_offline(notebook, opened):
     for url in urls:
         target = (page_of(notebook).parent / url).resolve()
         assert "://" not in url and target.is_file() and (ROOT / "build") in target.parents, f"{url} -> {target}"
-    dom, requests = opened[page_of(notebook).name]
+    dom, requests = opened[page_key(page_of(notebook))]
     assert dom.probe.get("done"), "the page did not finish within the virtual time budget"
     assert dom.probe.get("fonts") == {f"{CJK_FAMILY} {w}": "loaded" for w in ("400", "700")}
     assert requests == []
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_page_keeps_the_code_the_deck_hides(notebook, opened):
     """A cell tagged ``remove-input`` loses its code in the deck only: the page, for self-study, shows it."""
     tagged = [c["id"] for c in load(notebook)["cells"]
@@ -72,24 +75,24 @@ def test_page_keeps_the_code_the_deck_hides(notebook, opened):
     assert [i for i in tagged if "jp-InputArea" not in cell_html(page, i)] == []
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_links_between_pages_resolve(notebook, opened):
     """A link to another notebook (``01_embeddings.ipynb``) leads to its page."""
-    dom, _ = opened[page_of(notebook).name]
+    dom, _ = opened[page_key(page_of(notebook))]
     local = [href.split("#")[0] for href, _ in dom.links if ":" not in href and not href.startswith("#")]
-    assert [h for h in local if not (HTML / h).is_file()] == []
+    assert [h for h in local if not (page_of(notebook).parent / h).is_file()] == []
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_page_formulas_are_typeset(notebook, opened):
-    dom, _ = opened[page_of(notebook).name]
+    dom, _ = opened[page_key(page_of(notebook))]
     expected = page_display_math(load(notebook))
     assert dom.math_display >= expected, f"MathJax found {dom.math_display} display formulas, the notebook has {expected}"
     assert dom.math_rendered == dom.math_scripts, f"{dom.math_scripts} formulas found, {dom.math_rendered} typeset"
     assert dom.math_errors == 0
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_page_loads_only_files_inside_build(notebook):
     page = page_of(notebook).read_text(encoding="utf-8")
     refs = re.findall(r'<(?:script|link)\b[^>]*?\b(?:src|href)="([^"]+)"', page)
@@ -101,14 +104,49 @@ def test_page_loads_only_files_inside_build(notebook):
 
 
 def test_index_links_every_page_in_reading_order(opened):
-    dom, requests = opened["index.html"]
+    dom, requests = opened[page_key(HTML / "index.html")]
     assert requests == [] and dom.probe["errors"] == []
     expected = [(f"{nb.stem}.html", notebook_title(load(nb))) for nb in NOTEBOOKS] + [build_site.CHEATSHEET]
-    assert NOTEBOOKS and dom.links == expected
+    assert NOTEBOOKS and dom.links == [("../html-zh/index.html", "中文")] + expected
     assert all((HTML / href).is_file() for href, _ in dom.links)
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_zh_index_links_every_zh_page_the_glossary_and_the_cheatsheet(opened):
+    dom, requests = opened[page_key(HTML_ZH / "index.html")]
+    assert requests == [] and dom.probe["errors"] == []
+    expected = [(f"{nb.stem}.html", notebook_title(load(nb))) for nb in ZH_NOTEBOOKS] + build_site.ZH_EXTRAS
+    assert ZH_NOTEBOOKS and dom.links == [("../html/index.html", "English")] + expected
+    assert all((HTML_ZH / href).is_file() for href, _ in dom.links)
+    assert dom.probe.get("fonts") == {f"{CJK_FAMILY} {w}": "loaded" for w in ("400", "700")}
+
+
+@pytest.mark.parametrize("page", [*SITE_NOTEBOOKS, *EXTRA_PAGES], ids=lambda p: nb_id(p) if p.suffix == ".ipynb" else page_key(p))
+def test_every_page_has_a_language_switch_to_its_twin(page, opened):
+    """Each page of the site opens with a link to the same page in the other language (its index when there is none)."""
+    built = page_of(page) if page.suffix == ".ipynb" else page
+    dom, _ = opened[page_key(built)]
+    href, label = dom.links[0]
+    zh = built.parent == HTML_ZH
+    assert label == ("English" if zh else "中文")
+    twin = (built.parent / href).resolve()
+    assert twin.is_file() and twin.parent == (HTML if zh else HTML_ZH).resolve()
+    assert twin.name in (built.name, "index.html")
+    if page.suffix == ".ipynb" and (NOTEBOOKS[0].parent / ("" if zh else "zh") / page.name).is_file():
+        assert twin.name == built.name, "a page with a twin in the other language links to the twin"
+
+
+def test_glossary_page_shows_every_term(opened):
+    import json
+
+    dom, requests = opened[page_key(HTML_ZH / "glossary.html")]
+    assert requests == [] and dom.probe["errors"] == []
+    terms = json.loads((ROOT / "data" / "glossary.zh.json").read_text(encoding="utf-8"))["terms"]
+    text = " ".join(dom.text.split())
+    assert [t["zh"] for t in terms if " ".join(t["zh"].split()) not in text] == []
+    assert dom.probe.get("fonts") == {f"{CJK_FAMILY} {w}": "loaded" for w in ("400", "700")}
+
+
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_solutions_are_folded(notebook, opened):
     """Each solution sits in a closed <details> (click to open), so a learner tries the exercise first."""
     page = page_of(notebook).read_text(encoding="utf-8")
@@ -124,7 +162,7 @@ def test_cheatsheet_shows_every_rule_as_computed(opened):
     """The page holds each rule's formula and the value helpers give now; it loads nothing from the network."""
     import cheatsheet  # .ci/, on sys.path through test_slides
 
-    dom, requests = opened["cheatsheet.html"]
+    dom, requests = opened[page_key(HTML / "cheatsheet.html")]
     assert requests == [] and dom.probe["errors"] == []
     text = " ".join(dom.text.split())
     rules = cheatsheet.rules()

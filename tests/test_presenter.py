@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tests.test_slides import NOTEBOOKS, deck_of, make
+from tests.test_slides import SITE_NOTEBOOKS, deck_of, make, nb_id
 
 MAX_CODE_LINES, NOTES_SHARE, MIN_PICTURES = 12, 0.6, 2
 
@@ -66,33 +66,33 @@ def read_deck(html: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def decks() -> dict[str, list[dict]]:
     make("slides")
-    return {nb.stem: read_deck(deck_of(nb).read_text(encoding="utf-8")) for nb in NOTEBOOKS}
+    return {nb_id(nb): read_deck(deck_of(nb).read_text(encoding="utf-8")) for nb in SITE_NOTEBOOKS}
 
 
 def code_lines(slide: dict) -> int:
     return len([line for line in slide["code"].splitlines() if line.strip()])
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_no_assert_on_a_slide(notebook, decks):
-    shown = [s["code"] for s in decks[notebook.stem] if re.search(r"^\s*assert\b", s["code"], re.M)]
+    shown = [s["code"] for s in decks[nb_id(notebook)] if re.search(r"^\s*assert\b", s["code"], re.M)]
     assert shown == [], "checks belong in cells the deck skips"
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_code_fits_a_slide(notebook, decks):
-    assert max(map(code_lines, decks[notebook.stem])) <= MAX_CODE_LINES
+    assert max(map(code_lines, decks[nb_id(notebook)])) <= MAX_CODE_LINES
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_most_slides_have_speaker_notes(notebook, decks):
-    slides = decks[notebook.stem]
+    slides = decks[nb_id(notebook)]
     assert sum(s["notes"] for s in slides) >= NOTES_SHARE * len(slides)
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", SITE_NOTEBOOKS, ids=nb_id)
 def test_every_deck_has_pictures(notebook, decks):
-    assert sum(s["pictures"] for s in decks[notebook.stem]) >= MIN_PICTURES
+    assert sum(s["pictures"] for s in decks[nb_id(notebook)]) >= MIN_PICTURES
 
 
 def test_the_reader_sees_what_it_measures():

@@ -1,0 +1,148 @@
+"""The Chinese edition (notebooks/zh) cannot drift from the English: one source of truth, checked here.
+
+Every English notebook has its zh twin, made by ``make zh`` from the English code and the translations in
+data/zh/<notebook>.md. A translation is keyed by the English cell's id and the hash of its English text, so an
+English Markdown cell edited after its translation fails here, naming the cell, until the translation is revised
+(``python .ci/zh.py stamp``) and ``make zh`` run. The content checks: figures kept, the Chinese short forms
+(1.09 亿) right, no English sentence left, at least 90% of each notebook's Markdown cells in Chinese, and one name
+per idea (data/glossary.zh.json).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from .conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("zh", ROOT / ".ci" / "zh.py")
+zh = importlib.util.module_from_spec(_spec)
+sys.modules["zh"] = zh  # its dataclass needs the module registered
+_spec.loader.exec_module(zh)
+
+ENGLISH = zh.english_notebooks()
+ZH = sorted(zh.ZH_DIR.glob("*.ipynb"))
+GLOSSARY = json.loads(zh.GLOSSARY.read_text(encoding="utf-8"))
+
+
+def entries(en_path):
+    return zh.parse(zh.translation_path(en_path).read_text(encoding="utf-8"))
+
+
+def test_every_english_notebook_has_its_zh_twin_and_nothing_else_is_there():
+    assert ENGLISH and {p.name for p in ZH} == {p.name for p in ENGLISH} | set(zh.ZH_ONLY)
+    assert {p.name for p in zh.TRANSLATIONS.glob("*.md")} == {f"{p.stem}.md" for p in ENGLISH}
+
+
+@pytest.mark.parametrize("en_path", ENGLISH, ids=lambda p: p.stem)
+def test_translations_answer_the_english_as_it_is(en_path):
+    """Fails, naming the cell, when an English Markdown cell changed after its translation was made."""
+    problems = zh.sync_problems(en_path.name, zh.load(en_path), entries(en_path))
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("en_path", ENGLISH, ids=lambda p: p.stem)
+def test_zh_notebook_is_what_make_zh_makes(en_path):
+    """The stored zh notebook holds the English code cell for cell, the translations, the cells' metadata."""
+    diffs = zh.stale_build(zh.load(en_path), entries(en_path), zh.load(zh.ZH_DIR / en_path.name))
+    assert diffs == [], f"notebooks/zh/{en_path.name}: {diffs[:5]}: run `make zh`"
+
+
+@pytest.mark.parametrize("en_path", ENGLISH, ids=lambda p: p.stem)
+def test_code_cells_are_the_english_ones(en_path):
+    code = [(c["id"], zh.source(c)) for c in zh.load(en_path)["cells"] if c["cell_type"] == "code"]
+    twin = [(c["id"], zh.source(c)) for c in zh.load(zh.ZH_DIR / en_path.name)["cells"]
+            if c["cell_type"] == "code" and c["id"] != zh.LANGUAGE_CELL_ID]
+    assert code == twin
+
+
+@pytest.mark.parametrize("zh_path", ZH, ids=lambda p: p.stem)
+def test_markdown_is_chinese(zh_path):
+    """At least 90% of the Markdown cells are written in Chinese (the rest: formulas, code names)."""
+    nb = zh.load(zh_path)
+    assert zh.chinese_share(nb) >= zh.MIN_CHINESE_SHARE
+    left = [(c["id"], r) for c in zh.markdown_cells(nb) for r in zh.english_runs(zh.source(c))]
+    assert left == [], f"English prose left: {left[:5]}"
+
+
+@pytest.mark.parametrize("en_path", ENGLISH, ids=lambda p: p.stem)
+def test_translation_keeps_every_figure(en_path):
+    """Each grouped figure of the English is in the translation, and each 亿/万 short form is the figure rounded."""
+    problems = zh.content_problems(en_path)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("zh_path", ZH, ids=lambda p: p.stem)
+def test_one_name_per_idea(zh_path):
+    """No zh notebook uses a rendering the glossary avoids (层标准化 for 层归一化, ...)."""
+    text = "\n".join(zh.source(c) for c in zh.markdown_cells(zh.load(zh_path)))
+    used = [(t["en"], a) for t in GLOSSARY["terms"] for a in t["avoid"] if a in text]
+    assert used == []
+
+
+def test_glossary_is_well_formed_and_used():
+    terms = GLOSSARY["terms"]
+    assert len(terms) >= 80 and all({"en", "zh", "symbol", "code", "avoid"} <= set(t) for t in terms)
+    assert len({t["en"] for t in terms}) == len(terms), "one entry per English term"
+    prose = "\n".join(zh.source(c) for p in ZH for c in zh.markdown_cells(zh.load(p)))
+    core = ["参数量", "词嵌入", "多头注意力", "前馈网络", "层归一化", "池化层", "偏置", "词表大小", "隐藏层维度"]
+    assert [w for w in core if w not in prose] == []
+    assert all(t["zh"] not in t["avoid"] for t in terms)
+
+
+# ---- the mechanism itself, on a copy: an edited English cell fails, a revised translation passes ----------------
+
+def test_sync_fails_on_an_edited_english_cell_and_passes_after_the_translation_is_revised():
+    en_path = ENGLISH[3]
+    en = zh.load(en_path)
+    found = entries(en_path)
+    cell = zh.markdown_cells(en)[2]
+    assert zh.sync_problems(en_path.name, en, found) == []
+
+    edited = copy.deepcopy(en)
+    target = next(c for c in edited["cells"] if c["id"] == cell["id"])
+    target["source"] = zh.source(target) + "\n\nOne more sentence in English."
+    problems = zh.sync_problems(en_path.name, edited, found)
+    assert len(problems) == 1 and cell["id"] in problems[0] and "changed since its translation" in problems[0]
+    with pytest.raises(ValueError, match=cell["id"]):
+        zh.build(edited, found)
+
+    revised = dict(found)
+    revised[cell["id"]] = zh.Entry(zh.en_hash(zh.source(target)), found[cell["id"]].text + "\n\n再加一句中文。")
+    assert zh.sync_problems(en_path.name, edited, revised) == []
+    built = zh.build(edited, revised)
+    assert next(zh.source(c) for c in built["cells"] if c["id"] == cell["id"]).endswith("再加一句中文。")
+
+
+def test_sync_names_new_and_removed_cells():
+    en_path = ENGLISH[0]
+    en, found = zh.load(en_path), entries(en_path)
+    added = copy.deepcopy(en)
+    added["cells"].insert(1, {"cell_type": "markdown", "id": "new-cell", "metadata": {}, "source": "New text."})
+    assert any("new-cell has no translation" in p for p in zh.sync_problems(en_path.name, added, found))
+    removed = copy.deepcopy(en)
+    gone = zh.markdown_cells(removed)[1]["id"]
+    removed["cells"] = [c for c in removed["cells"] if c["id"] != gone]
+    assert any(f"cell {gone}, which the English no longer has" in p for p in zh.sync_problems(en_path.name, removed, found))
+
+
+def test_translation_file_round_trips():
+    text = zh.translation_path(ENGLISH[1]).read_text(encoding="utf-8")
+    parsed = zh.parse(text)
+    assert zh.parse(zh.render(ENGLISH[1].name, parsed.items())) == parsed
+
+
+def test_content_checks_catch_what_they_should():
+    assert zh.short_form_errors("共 1.09 亿（109,482,240）个参数") == []
+    assert zh.short_form_errors("共 1.1 亿（109,482,240）个参数") == []
+    assert zh.short_form_errors("67.4 亿 (6,738,415,616)") == []
+    assert len(zh.short_form_errors("共 1.10 亿（109,482,240）个参数")) == 1
+    assert len(zh.short_form_errors("59.0 万（590,592）")) == 1
+    assert zh.missing_figures("BERT-base holds 109,482,240 and 590,592.", "共 1.09 亿（109,482,240）") == ["590,592"]
+    assert zh.english_runs("注意力头的数目是 A，见 *Attention Is All You Need*。") == []
+    assert zh.english_runs("The pooler adds one dense layer here.") == ["The pooler adds one dense layer here"]
+    assert zh.is_chinese("池化层：$H^2 + H$") and not zh.is_chinese("$H^2 + H$ `pooler.dense`")
