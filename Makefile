@@ -203,16 +203,20 @@ build/html-zh/%.html: notebooks/zh/%.ipynb .ci/html_offline.html.j2 .ci/build_si
 	@echo $< >> build/html-zh/.stale
 
 # ---- The Chinese edition (中文版) ----------------------------------------------------------------------------
-# notebooks/zh/ from the English notebooks (code) and data/zh/*.md (prose), then executed, two at a time.
+# notebooks/zh/ from the English notebooks (code) and data/zh/*.md (prose), then executed, two at a time, then
+# checked: translations in step with the English, and no figure text left without its Chinese.
 # `make zh NB=notebooks/03_feed_forward.ipynb` for one. The 勘误表 and the Chinese checkpoints (written in Chinese
 # only) are executed with `make execute NB=notebooks/zh/errata.ipynb`.
-ZH_NB ?= $(NOTEBOOKS)
+# NB=... on the command line picks the English notebooks whose twins to make (all of them by default)
+ZH_NB ?= $(if $(filter command line,$(origin NB)),$(NB),$(NOTEBOOKS))
 zh: env
 	@mkdir -p $(MPLCONFIGDIR)
 	$(BIN)/python .ci/zh.py build $(ZH_NB)
 	printf '%s\n' $(ZH_NB:notebooks/%=notebooks/zh/%) | xargs -P 2 -I{} $(BIN)/jupyter nbconvert --to notebook \
 		--execute --inplace --log-level=ERROR --ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False {}
 	$(BIN)/python .ci/zh.py check $(ZH_NB)
+	@# every text their figures draw is in data/zh/plots.json (exit 1 naming what is left in English)
+	$(BIN)/python .ci/zh_plot_texts.py $(ZH_NB)
 
 # headless Chromium for the browser tests and screenshots (Debian package; needs root); skipped when present
 chromium: $(CHROMIUM)

@@ -254,34 +254,35 @@ def lang_switch(page: str, href: str, label: str) -> str:
     return page[:m.end()] + nav + page[m.end():]
 
 
-def index_page(series_title: str, pages: Sequence[tuple[str, str]], extras: Sequence[tuple[str, str]] = (),
-               lang: str = "en", intro: str = "The notebooks in reading order, executed, as pages that need no network.") -> str:
-    """An offline HTML index: ``pages`` as ``(href, title)`` in reading order, as a numbered list, then ``extras``.
-
-    A Chinese index (``lang="zh"``) declares the series' CJK font, as the notebook pages do."""
-    items = "\n".join(f'  <li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in pages)
-    more = "".join(f'\n<p><a href="{html.escape(href)}">{html.escape(title)}</a></p>' for href, title in extras)
+def simple_page(title: str, intro: str, body: str, lang: str = "en", css: str = "", width: str = "46em") -> str:
+    """An offline HTML page of the site: a heading, one paragraph, then ``body``. A Chinese page (``lang="zh"``)
+    declares the series' CJK font, as the notebook pages do."""
     fonts = FONT_FACES + "\n" if lang == "zh" else ""
     family = '"Noto Sans SC subset", sans-serif' if lang == "zh" else "sans-serif"
     return f"""<!DOCTYPE html>
 <html lang="{'zh-CN' if lang == 'zh' else 'en'}">
 <head>
 <meta charset="utf-8">
-<title>{html.escape(series_title)}</title>
+<title>{html.escape(title)}</title>
 <style>
-{fonts}body {{ font-family: {family}; max-width: 46em; margin: 3em auto; padding: 0 1em; line-height: 1.5; }}
-li {{ margin: 0.3em 0; }}
-</style>
+{fonts}body {{ font-family: {family}; max-width: {width}; margin: 3em auto; padding: 0 1em; line-height: 1.5; }}
+{css}</style>
 </head>
 <body>
-<h1>{html.escape(series_title)}</h1>
+<h1>{html.escape(title)}</h1>
 <p>{html.escape(intro)}</p>
-<ol id="notebooks">
-{items}
-</ol>{more}
+{body}
 </body>
 </html>
 """
+
+
+def index_page(series_title: str, pages: Sequence[tuple[str, str]], extras: Sequence[tuple[str, str]] = (),
+               lang: str = "en", intro: str = "The notebooks in reading order, executed, as pages that need no network.") -> str:
+    """An offline HTML index: ``pages`` as ``(href, title)`` in reading order, as a numbered list, then ``extras``."""
+    items = "\n".join(f'  <li><a href="{html.escape(href)}">{html.escape(title)}</a></li>' for href, title in pages)
+    more = "".join(f'\n<p><a href="{html.escape(href)}">{html.escape(title)}</a></p>' for href, title in extras)
+    return simple_page(series_title, intro, f'<ol id="notebooks">\n{items}\n</ol>{more}', lang, "li { margin: 0.3em 0; }\n")
 
 
 def glossary_page(title: str, intro: str, terms: Sequence[Mapping[str, Any]]) -> str:
@@ -289,31 +290,12 @@ def glossary_page(title: str, intro: str, terms: Sequence[Mapping[str, Any]]) ->
     rows = "\n".join(
         "<tr>" + "".join(f"<td>{html.escape(str(t.get(k) or ''))}</td>" for k in ("en", "zh", "symbol", "code")) + "</tr>"
         for t in terms)
-    return f"""<!DOCTYPE html>
-<html lang="zh-CN">
-<head>
-<meta charset="utf-8">
-<title>{html.escape(title)}</title>
-<style>
-{FONT_FACES}
-body {{ font-family: "Noto Sans SC subset", sans-serif; max-width: 60em; margin: 3em auto; padding: 0 1em; line-height: 1.5; }}
-table {{ border-collapse: collapse; width: 100%; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }}
-td:nth-child(3), td:nth-child(4) {{ font-family: menlo, consolas, 'DejaVu Sans Mono', monospace; font-size: 0.9em; }}
-</style>
-</head>
-<body>
-<h1>{html.escape(title)}</h1>
-<p>{html.escape(intro)}</p>
-<table id="glossary">
-<thead><tr><th>English</th><th>中文</th><th>符号</th><th>配置键 / 模块名</th></tr></thead>
-<tbody>
-{rows}
-</tbody>
-</table>
-</body>
-</html>
-"""
+    css = ("table { border-collapse: collapse; width: 100%; }\n"
+           "th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }\n"
+           "td:nth-child(3), td:nth-child(4) { font-family: menlo, consolas, 'DejaVu Sans Mono', monospace; font-size: 0.9em; }\n")
+    table = ('<table id="glossary">\n<thead><tr><th>English</th><th>中文</th><th>符号</th><th>配置键 / 模块名</th></tr></thead>\n'
+             f"<tbody>\n{rows}\n</tbody>\n</table>")
+    return simple_page(title, intro, table, "zh", css, width="60em")
 
 
 def chromium_command(chromium: str, url: str, profile: str, *, budget_ms: int = 5000,

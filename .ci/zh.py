@@ -155,10 +155,10 @@ def language_cell() -> dict[str, Any]:
             "metadata": {"slideshow": {"slide_type": "skip"}, "tags": ["remove-input"]}, "source": lines(LANGUAGE_SOURCE)}
 
 
-def build(en: Mapping[str, Any], entries: Mapping[str, Entry]) -> dict[str, Any]:
+def build(en: Mapping[str, Any], entries: Mapping[str, Entry], name: str = "the notebook") -> dict[str, Any]:
     """The zh notebook, unexecuted: every English cell in order, Markdown from ``entries``, the language cell
     after the first code cell. Raises naming the cells whose translation is missing or stale."""
-    problems = sync_problems("?", en, entries)
+    problems = sync_problems(name, en, entries)
     if problems:
         raise ValueError("; ".join(problems))
     nb = copy.deepcopy(dict(en))
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in paths:
             entries = parse(translation_path(p).read_text(encoding="utf-8"))
             try:
-                nb = build(load(p), entries)
+                nb = build(load(p), entries, p.name)
             except ValueError as e:
                 failed.append(str(e))
                 continue

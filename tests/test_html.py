@@ -156,6 +156,8 @@ def test_solutions_are_folded(notebook, opened):
         anchor = page.index(f'id="cell-id={cell_id}"')
         opening = page.rfind('<details class="solution">', 0, anchor)
         assert opening != -1 and page.rfind("</details>", opening, anchor) == -1, f"solution {cell_id} is not folded"
+    label = build_site.SOLUTION_SUMMARY["zh" if notebook.parent.name == "zh" else "en"]
+    assert page.count(f"<summary>{label}</summary>") == len(solutions), "the fold's label is in the page's language"
 
 
 def test_cheatsheet_shows_every_rule_as_computed(opened):
