@@ -200,9 +200,10 @@ def comparable(nb: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
             for c in nb["cells"]]
 
 
-def stale_build(en: Mapping[str, Any], entries: Mapping[str, Entry], zh: Mapping[str, Any]) -> list[str]:
+def stale_build(en: Mapping[str, Any], entries: Mapping[str, Entry], zh: Mapping[str, Any],
+                name: str = "the notebook") -> list[str]:
     """How the stored zh notebook differs from what ``make zh`` makes now (cell by cell), or []."""
-    want, have = comparable(build(en, entries)), comparable(zh)
+    want, have = comparable(build(en, entries, name)), comparable(zh)
     if len(want) != len(have):
         return [f"{len(have)} cells where `make zh` makes {len(want)}"]
     return [f"cell {w[1]} ({w[0]}) differs" for w, h in zip(want, have) if w != h]
@@ -315,7 +316,8 @@ def check(paths: list[Path]) -> list[str]:
         if not zh_path.is_file():
             out.append(f"{en_path.name}: no notebooks/zh/{en_path.name} (make zh)")
         elif not sync:
-            out += [f"notebooks/zh/{en_path.name}: {d}: run `make zh`" for d in stale_build(en, entries, load(zh_path))]
+            out += [f"notebooks/zh/{en_path.name}: {d}: run `make zh`"
+                    for d in stale_build(en, entries, load(zh_path), en_path.name)]
     return out
 
 

@@ -48,7 +48,7 @@ def test_translations_answer_the_english_as_it_is(en_path):
 @pytest.mark.parametrize("en_path", ENGLISH, ids=lambda p: p.stem)
 def test_zh_notebook_is_what_make_zh_makes(en_path):
     """The stored zh notebook holds the English code cell for cell, the translations, the cells' metadata."""
-    diffs = zh.stale_build(zh.load(en_path), entries(en_path), zh.load(zh.ZH_DIR / en_path.name))
+    diffs = zh.stale_build(zh.load(en_path), entries(en_path), zh.load(zh.ZH_DIR / en_path.name), en_path.name)
     assert diffs == [], f"notebooks/zh/{en_path.name}: {diffs[:5]}: run `make zh`"
 
 
@@ -108,8 +108,8 @@ def test_sync_fails_on_an_edited_english_cell_and_passes_after_the_translation_i
     target["source"] = zh.source(target) + "\n\nOne more sentence in English."
     problems = zh.sync_problems(en_path.name, edited, found)
     assert len(problems) == 1 and cell["id"] in problems[0] and "changed since its translation" in problems[0]
-    with pytest.raises(ValueError, match=cell["id"]):
-        zh.build(edited, found)
+    with pytest.raises(ValueError, match=f"{en_path.name}: cell {cell['id']} changed"):
+        zh.build(edited, found, en_path.name)
 
     revised = dict(found)
     revised[cell["id"]] = zh.Entry(zh.en_hash(zh.source(target)), found[cell["id"]].text + "\n\n再加一句中文。")
