@@ -63,10 +63,13 @@ test-fast: env
 	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider tests \
 		--ignore=tests/test_slides.py --ignore=tests/test_html.py --ignore=tests/test_explorer_browser.py
 
+# run notebooks in place, top to bottom, in a fresh kernel each (make execute, make zh)
+EXECUTE := $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False
+
 execute: env
 	@mkdir -p $(MPLCONFIGDIR)
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False $(NB)
+	$(EXECUTE) $(NB)
 
 bench: env
 	$(BIN)/python -m pytest -p no:cacheprovider tests/benchmarks/bench_count.py tests/benchmarks/bench_explore.py \
@@ -212,8 +215,7 @@ ZH_NB ?= $(if $(filter command line,$(origin NB)),$(NB),$(NOTEBOOKS))
 zh: env
 	@mkdir -p $(MPLCONFIGDIR)
 	$(BIN)/python .ci/zh.py build $(ZH_NB)
-	printf '%s\n' $(ZH_NB:notebooks/%=notebooks/zh/%) | xargs -P 2 -I{} $(BIN)/jupyter nbconvert --to notebook \
-		--execute --inplace --log-level=ERROR --ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False {}
+	printf '%s\n' $(ZH_NB:notebooks/%=notebooks/zh/%) | xargs -P 2 -I{} $(EXECUTE) --log-level=ERROR {}
 	$(BIN)/python .ci/zh.py check $(ZH_NB)
 	@# every text their figures draw is in data/zh/plots.json (exit 1 naming what is left in English)
 	$(BIN)/python .ci/zh_plot_texts.py $(ZH_NB)

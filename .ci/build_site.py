@@ -314,8 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "cheatsheet":
         import cheatsheet  # imports helpers (no torch)
 
-        cheatsheet.write(args.out, f"{SERIES_TITLE} The rules on one page")
-        write_if_changed(args.out, with_switch(args.out.read_text(encoding="utf-8"), args.out.name, "en"))
+        text = cheatsheet.page(f"{SERIES_TITLE} The rules on one page", cheatsheet.rules())
+        write_if_changed(args.out, with_switch(text, args.out.name, "en"))
     elif args.command == "cjk-font":
         chars = series_cjk_characters()
         for names, flavor in ((CJK_FONTS, "woff2"), (CJK_OPENTYPE, None)):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 from helpers import (
     ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, POOLER, ModelConfig, classification_head, component_counts, component_formulas,
@@ -264,11 +263,3 @@ GiB (2³⁰ bytes).</p>
 </body>
 </html>
 """
-
-
-def write(out: Path, title: str) -> None:
-    """Write the page (only when it changed, so make's timestamps stay quiet)."""
-    text = page(title, rules())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not out.is_file() or out.read_text(encoding="utf-8") != text:
-        out.write_text(text, encoding="utf-8")

@@ -30,6 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from helpers.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
+
+UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
 EN_DIR = ROOT / "notebooks"
 ZH_DIR = EN_DIR / "zh"
@@ -49,7 +52,6 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 # the Chinese short form beside a figure: 1.09 亿（109,482,240） or 1.09 亿 (109,482,240)
 SHORT_FORM = re.compile(r"(?P<short>\d+(?:\.\d+)?)\s*(?P<unit>万亿|亿|万)\s*[（(]\s*(?P<exact>\d{1,3}(?:,\d{3})+)\s*[）)]")
-UNITS = {"万": 10**4, "亿": 10**8, "万亿": 10**12}
 
 
 @dataclass(frozen=True)
