@@ -87,6 +87,9 @@ class ModelConfig:
     quantization: Mapping[str, Any] | None = None
     # the file's ``torch_dtype`` (or ``dtype``): the dtype of what a quantized checkpoint leaves unquantized
     torch_dtype: str | None = None
+    # the file's keys as read (after a composite's text config is flattened): what a training step reads beyond the
+    # sizes (dropout probabilities, the activation, use_cache; :mod:`helpers.peak`); never compared
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def check_runs(self, cache: bool = False) -> None:
         """Raise a :class:`ConfigError` naming the key when transformers cannot run this model (with ``cache``: or
@@ -330,7 +333,7 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
                   **((family.runs(raw, sizes, flags) if family.runs is not None else None) or {})}
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,
                        model_class=chosen, cannot_run=cannot_run, quantization=raw.get("quantization_config"),
-                       torch_dtype=raw.get("torch_dtype") or raw.get("dtype"))
+                       torch_dtype=raw.get("torch_dtype") or raw.get("dtype"), raw=raw)
 
 
 def model_names() -> list[str]:

@@ -1,0 +1,947 @@
+"""The peak memory of a training step (and of ``generate``), tensor by tensor, without torch.
+
+Taught in ``13_will_it_fit``; behind ``python -m helpers finetune`` (``peak_bytes``, ``peak_phase``, ``phases``) and
+``memory --new-tokens`` (``generate_peak_bytes``). What ``torch.cuda.max_memory_allocated()`` reports for a step is
+the most bytes live at one moment; this module walks the step as torch runs it and finds that moment.
+
+A step is written down as a *tape*: the operators of one forward pass as transformers' code calls them (a linear
+layer, a norm's few elementwise operators, the attention kernel ...), each with the tensors it makes and the ones
+autograd **saves** for the backward pass (what each derivative formula reads: a linear layer its input, SiLU its
+input, softmax its output, FlashAttention q, k, v, its output and one log-sum-exp per query and head). The tape is
+then played three times:
+
+* **forward**: every tensor is live from the operator that makes it to its last use, or, when saved, into the
+  backward pass; the logits and the loss come last (the logits in 16 bits, an fp32 copy, the fp32 log-softmax);
+* **backward**: in reverse, each operator's gradients appear (one per input that needs one, the size of that input),
+  the gradient it consumed and the tensors it saved are released; a weight's gradient is added into ``.grad``;
+  under checkpointing each layer's forward is first run again, saving, just before its backward;
+* **optimizer step**: ``torch.optim.AdamW`` (foreach) keeps two moments per trainable tensor, in its dtype, and
+  its ``step()`` makes one temporary the size of all of them (``torch._foreach_sqrt`` of the second moments).
+
+Between steps, what persists: the weights (and buffers), the gradients (``zero_grad(set_to_none=False)``) and the
+optimizer's moments; the peak of the second step is the step's peak. Every tensor is booked as CUDA's caching
+allocator books it, rounded up to 512 bytes. Added once: cuBLAS's workspaces, one per thread that runs matrix
+multiplies (the forward's and autograd's), 32 MiB each on a Hopper GPU (torch's default ``CUBLAS_WORKSPACE_CONFIG``
+there, ``:4096:8``). Left out, and said so: the CUDA context (outside torch's allocator), the allocator's reserve
+beyond what it has handed out, and its habit of handing out a whole cached block when less than 1 MiB of it would be
+left over (``helpers.simulate`` shows both).
+
+The tape is this module's reading of transformers' code; :mod:`helpers.simulate` runs that code itself on fake
+tensors, and the tests hold the two equal family by family (``tests/test_peak.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .config import ConfigError, ModelConfig
+
+BLOCK = 512
+TRACE = False  # debugging: _backward.trace holds what is live at the backward pass's peak
+MiB = 2**20
+CUBLAS_WORKSPACE = 32 * MiB  # torch's default cuBLAS workspace on sm90 (H100, H200): CUBLAS_WORKSPACE_CONFIG=:4096:8
+MATMUL_THREADS = 2  # the forward's thread and autograd's backward thread each get a cuBLAS handle and a workspace
+ITEMSIZE = {"fp32": 4, "bf16": 2, "fp16": 2, "int64": 8, "bool": 1, "uint64": 8, "uint8": 1}
+FORWARD, BACKWARD, STEP = "forward", "backward", "optimizer step"
+PREFILL, DECODE = "prefill", "decode"
+ATTN = ("sdpa", "eager")
+AUTOCAST = ("none", "bf16")
+CUSTOM_MAX_M = 1536  # bitsandbytes' CUDA gemm_4bit dequantizes the weight past this many rows (helpers.simulate)
+
+
+def allocated(nbytes: int) -> int:
+    """Bytes CUDA's caching allocator books for ``nbytes``: a multiple of 512 (0 for an empty tensor).
+
+    Introduced in ``13_will_it_fit``.
+    """
+    return 0 if nbytes == 0 else -(-nbytes // BLOCK) * BLOCK
+
+
+# --- the tape ---------------------------------------------------------------------------------------------------
+
+class Storage:
+    """One allocation: its bytes as the allocator books them, and what it is (for the tables)."""
+
+    __slots__ = ("nbytes", "part", "name")
+
+    def __init__(self, nbytes: int, part: str, name: str = "") -> None:
+        self.nbytes = nbytes
+        self.part = part
+        self.name = name
+
+
+class Tensor:
+    """A tensor of the tape: ``numel`` values of ``dtype`` in a storage (a view shares its base's)."""
+
+    __slots__ = ("name", "numel", "dtype", "grad", "storage", "formula", "param")
+
+    def __init__(self, name: str, numel: int, dtype: str, grad: bool, storage: Storage | None, formula: str = "",
+                 param: bool = False) -> None:
+        self.name, self.numel, self.dtype, self.grad = name, numel, dtype, grad
+        self.storage, self.formula, self.param = storage, formula, param
+
+    @property
+    def nbytes(self) -> int:
+        return allocated(self.numel * ITEMSIZE[self.dtype])
+
+
+@dataclass(eq=False)
+class Node:
+    """One autograd node: the operator that made ``outputs`` from ``inputs``, what it saved, what its backward makes.
+
+    ``grads`` maps an input needing a gradient to the bytes its backward allocates for it (0: the incoming gradient
+    is passed on as it is, a view); ``temp`` the bytes its backward holds meanwhile (a reduction's full-size
+    product, a dequantized weight); ``weight`` a trainable leaf this node feeds (its gradient then goes to
+    ``.grad``); ``layer`` the decoder/encoder layer it belongs to (None: outside the stack).
+    """
+
+    op: str
+    inputs: list[Tensor]
+    outputs: list[Tensor]
+    saved: list[Tensor]
+    grads: dict[int, int] = field(default_factory=dict)
+    temp: int = 0
+    layer: int | None = None
+    forward_temp: int = 0  # bytes its forward holds while it runs (a dequantized weight), freed when it returns
+
+
+class Tape:
+    """The forward pass as a list of nodes, with CUDA's dtype rules under ``torch.autocast`` (``autocast``)."""
+
+    def __init__(self, autocast: bool, compute: str, training: bool = True, grad: bool = True) -> None:
+        self.nodes: list[Node] = []
+        self.autocast = autocast
+        self.compute = compute  # the dtype of matmul outputs: autocast's bf16, else the weights'
+        self.training = training
+        self.grad = grad  # autograd on (training) or not (generate)
+        self.layer: int | None = None
+        self.pinned: dict[int, tuple[Storage, str]] = {}  # held past their last use: (storage, until)
+        self.weight_copies: dict[int, Tensor] = {}  # autocast's cache of 16-bit weight copies, by weight
+        self.created: dict[int, int] = {}  # storage id -> the node that made it
+        self.storages: dict[int, Storage] = {}
+        self.layer_inputs: dict[int, list[Tensor]] = {}  # what a checkpointed layer keeps to run itself again
+
+    # -- making tensors --
+    def new(self, name: str, numel: int, dtype: str, grad: bool, formula: str = "", part: str = "activations") -> Tensor:
+        storage = Storage(allocated(numel * ITEMSIZE[dtype]), part, name)
+        self.storages[id(storage)] = storage
+        return Tensor(name, numel, dtype, grad and self.grad, storage, formula)
+
+    def weight(self, name: str, numel: int, dtype: str, trainable: bool) -> Tensor:
+        """A parameter (no new storage: it is resident)."""
+        return Tensor(name, numel, dtype, trainable and self.grad, None, param=True)
+
+    def input(self, name: str, numel: int, dtype: str) -> Tensor:
+        """The batch (resident: made before the step, booked in :func:`resident`)."""
+        return Tensor(name, numel, dtype, False, None)
+
+    def view(self, x: Tensor, name: str | None = None, numel: int | None = None) -> Tensor:
+        return Tensor(name or x.name, x.numel if numel is None else numel, x.dtype, x.grad, x.storage, x.formula,
+                      x.param)
+
+    def record(self, op: str, inputs: list[Tensor], outputs: list[Tensor], saved: list[Tensor],
+               grads: dict[int, int] | None = None, temp: int = 0, forward_temp: int = 0) -> Node:
+        node = Node(op, inputs, outputs, saved if self.grad else [], grads or {}, temp, self.layer, forward_temp)
+        if not any(t.grad for t in inputs):
+            node.saved, node.grads = [], {}
+        self.nodes.append(node)
+        for t in outputs:
+            if t.storage is not None and id(t.storage) not in self.created:
+                self.created[id(t.storage)] = len(self.nodes) - 1
+        return node
+
+    def touch(self, t: Tensor) -> None:
+        """``t`` is used here last (a local variable alive until its function returns)."""
+        self.record("(end of scope)", [t], [], [])
+
+    def pin(self, t: Tensor, until: str) -> None:
+        """Keep ``t`` alive past its last use: ``"forward"`` (the end of the forward pass: autocast's cache, the
+        KV cache a training forward fills), ``"output"`` (the model's output, dropped before the backward) or
+        ``"backward"`` (a leaf that needs a gradient: its AccumulateGrad node holds it until the graph is freed)."""
+        if t.storage is not None:
+            self.pinned[id(t.storage)] = (t.storage, until)
+
+    # -- dtype rules --
+    def low(self, x: Tensor) -> Tensor:
+        """A matmul's operand under autocast: a 16-bit copy of an fp32 tensor (a weight's copy cached for the whole
+        forward pass, an activation's made afresh at every call)."""
+        if not self.autocast or x.dtype != "fp32":
+            return x
+        if x.param:
+            key = id(x)
+            if key not in self.weight_copies:
+                copy = self.new(f"{x.name} (16-bit copy)", x.numel, "bf16", x.grad, part="autocast weight copies")
+                node = self.record("to_copy", [x], [copy], [], {id(x): allocated(x.numel * 4)})
+                node.grads = {id(x): allocated(x.numel * 4)} if x.grad else {}
+                self.pin(copy, "forward")
+                self.weight_copies[key] = copy
+            return self.weight_copies[key]
+        return self.cast(x, "bf16")
+
+    def cast(self, x: Tensor, dtype: str, name: str | None = None) -> Tensor:
+        if x.dtype == dtype:
+            return x
+        out = self.new(name or f"{x.name} ({dtype})", x.numel, dtype, x.grad, x.formula)
+        self.record("to_copy", [x], [out], [], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])})
+        return out
+
+    @staticmethod
+    def promote(*dtypes: str) -> str:
+        return "fp32" if "fp32" in dtypes else dtypes[0]
+
+    # -- operators (each one autograd node, as torch's derivatives.yaml saves) --
+    def linear(self, x: Tensor, w: Tensor, out: int, name: str, bias: Tensor | None = None, rows: int = 0) -> Tensor:
+        """``F.linear`` (addmm/mm): saves its input if the weight needs a gradient, the weight if the input does."""
+        x, w = self.low(x), self.low(w)
+        b = self.low(bias) if bias is not None else None
+        rows = rows or x.numel // (w.numel // out)
+        y = self.new(name, rows * out, self.compute if self.autocast else x.dtype, x.grad or w.grad or
+                     (b is not None and b.grad))
+        saved = ([x] if w.grad else []) + ([w] if x.grad else [])
+        grads = {id(x): allocated(x.numel * ITEMSIZE[x.dtype])} if x.grad else {}
+        if w.grad:
+            grads[id(w)] = allocated(w.numel * ITEMSIZE[w.dtype])
+        if b is not None and b.grad:
+            grads[id(b)] = allocated(b.numel * ITEMSIZE[b.dtype])
+        inputs = [x, w] + ([b] if b is not None else [])
+        self.record("linear", inputs, [y], saved, grads)
+        return y
+
+    def unary(self, op: str, x: Tensor, saves: str = "input", dtype: str | None = None, numel: int | None = None,
+              grad_numel: int | None = None) -> Tensor:
+        """An elementwise (or reducing) operator: saves its ``input``, its ``output`` or ``none``."""
+        y = self.new(f"{op}({x.name})", x.numel if numel is None else numel, dtype or x.dtype, x.grad)
+        saved = {"input": [x], "output": [y], "none": []}[saves]
+        grads = {id(x): allocated((x.numel if grad_numel is None else grad_numel) * ITEMSIZE[x.dtype])} if x.grad else {}
+        self.record(op, [x], [y], saved, grads)
+        return y
+
+    def mul(self, a: Tensor, b: Tensor, name: str = "") -> Tensor:
+        """``a * b``: saves ``b`` for ``a``'s gradient and ``a`` for ``b``'s (a broadcast operand's gradient is the
+        full-size product summed down: a temporary)."""
+        n = max(a.numel, b.numel)
+        y = self.new(name or f"{a.name}·{b.name}", n, self.promote(a.dtype, b.dtype), a.grad or b.grad)
+        saved = ([b] if a.grad else []) + ([a] if b.grad else [])
+        grads, temp = {}, 0
+        for t in (a, b):
+            if t.grad:
+                grads[id(t)] = allocated(t.numel * ITEMSIZE[t.dtype])
+                if t.numel < n:
+                    temp = max(temp, allocated(n * ITEMSIZE[y.dtype]))
+        self.record("mul", [a, b], [y], saved, grads, temp)
+        return y
+
+    def scale(self, x: Tensor, name: str = "") -> Tensor:
+        """``x * c`` for a Python number: saves nothing."""
+        return self.unary("mul_scalar", x, "none") if not name else self._named(self.unary("mul_scalar", x, "none"), name)
+
+    @staticmethod
+    def _named(t: Tensor, name: str) -> Tensor:
+        t.name = name
+        return t
+
+    def add(self, a: Tensor, b: Tensor, name: str = "") -> Tensor:
+        """``a + b``: saves nothing; the gradient passes on to both (cast where an operand had another dtype)."""
+        n = max(a.numel, b.numel)
+        dtype = self.promote(a.dtype, b.dtype)
+        y = self.new(name or f"{a.name}+{b.name}", n, dtype, a.grad or b.grad)
+        grads, temp = {}, 0
+        for t in (a, b):
+            if t.grad:
+                grads[id(t)] = 0 if t.dtype == dtype and t.numel == n else allocated(t.numel * ITEMSIZE[t.dtype])
+                if t.numel < n:
+                    temp = max(temp, allocated(n * ITEMSIZE[dtype]))
+        self.record("add", [a, b], [y], [], grads, temp)
+        return y
+
+    def dropout(self, x: Tensor, p: float) -> Tensor:
+        """CUDA's fused dropout: a 1-byte mask saved beside the output; nothing at p = 0 or outside training."""
+        if not self.training or p <= 0:
+            return x
+        y = self.new(f"dropout({x.name})", x.numel, x.dtype, x.grad)
+        mask = self.new(f"dropout mask ({x.name})", x.numel, "bool", False)
+        self.record("native_dropout", [x], [y, mask], [mask], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])})
+        return y
+
+    def copy(self, x: Tensor, name: str = "") -> Tensor:
+        """A contiguous copy (``.contiguous()`` of a transposed tensor, a cache's ``cat``): the gradient passes on."""
+        y = self.new(name or f"copy of {x.name}", x.numel, x.dtype, x.grad)
+        self.record("copy", [x], [y], [], {id(x): 0})
+        return y
+
+    def layer_norm(self, x: Tensor, w: Tensor, b: Tensor | None, rows: int) -> Tensor:
+        """``F.layer_norm`` (fp32 under CUDA's autocast): saves its input, the mean and 1/σ (fp32, one per row)."""
+        if self.autocast:
+            x = self.cast(x, "fp32")
+        y = self.new(f"layer_norm({x.name})", x.numel, x.dtype, x.grad or w.grad)
+        mean = self.new("mean", rows, "fp32", False)
+        rstd = self.new("1/σ", rows, "fp32", False)
+        grads = {id(x): allocated(x.numel * ITEMSIZE[x.dtype])} if x.grad else {}
+        for t in (w, b):
+            if t is not None and t.grad:
+                grads[id(t)] = allocated(t.numel * ITEMSIZE[t.dtype])
+        self.record("native_layer_norm", [x, w] + ([b] if b is not None else []), [y, mean, rstd], [x, mean, rstd],
+                    grads)
+        return y
+
+    def rms_norm(self, x: Tensor, w: Tensor, rows: int, one_plus: bool = False) -> Tensor:
+        """LLaMA's RMSNorm as transformers writes it: ``x.to(fp32)``, ``pow(2).mean``, ``rsqrt``, ``x·rsqrt``, back to
+        x's dtype, times the gain (Gemma's: ``(1 + w)`` in fp32, then back)."""
+        dtype = x.dtype
+        x32 = self.cast(x, "fp32")
+        sq = self.unary("pow", x32, "input")
+        var = self.unary("mean", sq, "none", numel=rows, grad_numel=sq.numel)
+        var = self.unary("add_scalar", var, "none")
+        r = self.unary("rsqrt", var, "output")
+        y = self.mul(x32, r)
+        if one_plus:
+            w1 = self.unary("add_scalar", self.cast(w, "fp32"), "none")
+            return self.cast(self.mul(y, w1), dtype)
+        y = self.cast(y, dtype)
+        return self.mul(w, y)
+
+    def embedding(self, ids: Tensor, table: Tensor, rows: int, width: int) -> Tensor:
+        y = self.new(f"embedding({table.name})", rows * width, table.dtype, table.grad)
+        self.record("embedding", [ids, table], [y], [ids] if table.grad else [],
+                    {id(table): allocated(table.numel * ITEMSIZE[table.dtype])} if table.grad else {})
+        return y
+
+    def flash(self, q: Tensor, k: Tensor, v: Tensor, lse_rows: int, out_numel: int) -> Tensor:
+        """FlashAttention (CUDA's choice for 16-bit inputs, no mask): saves q, k, v, its output, one fp32
+        log-sum-exp per query and head and the RNG's seed and offset."""
+        out = self.new("attention output", out_numel, q.dtype, q.grad or k.grad or v.grad)
+        lse = self.new("log-sum-exp", lse_rows, "fp32", False)
+        seed = self.new("rng seed", 2, "uint64", False)
+        offset = self.new("rng offset", 1, "uint64", False)
+        grads = {id(t): allocated(t.numel * ITEMSIZE[t.dtype]) for t in (q, k, v) if t.grad}
+        self.record("flash_attention", [q, k, v], [out, lse, seed, offset], [q, k, v, out, lse, seed, offset], grads)
+        return out
+
+    def matmul(self, a: Tensor, b: Tensor, numel: int, name: str) -> Tensor:
+        a, b = self.low(a), self.low(b)
+        y = self.new(name, numel, self.compute if self.autocast else a.dtype, a.grad or b.grad)
+        saved = ([b] if a.grad else []) + ([a] if b.grad else [])
+        grads = {id(t): allocated(t.numel * ITEMSIZE[t.dtype]) for t in (a, b) if t.grad}
+        self.record("bmm", [a, b], [y], saved, grads)
+        return y
+
+    def softmax(self, x: Tensor, dtype: str | None = None) -> Tensor:
+        if self.autocast and dtype is None:
+            dtype = "fp32"  # CUDA's autocast: softmax without a dtype runs in fp32
+        if dtype is not None and dtype != x.dtype:
+            y = self.new(f"softmax({x.name})", x.numel, dtype, x.grad)
+            self.record("softmax", [x], [y], [y], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])},
+                        temp=allocated(x.numel * ITEMSIZE[dtype]))
+            return y
+        return self.unary("softmax", x, "output")
+
+
+# --- settings -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Step:
+    """One training step's settings, as the harness of ``data/gpu_memory.json`` runs it.
+
+    ``method``: full, lora or qlora; ``weight_dtype``: the weights as loaded (full fine-tuning trains them in that
+    dtype); ``autocast``: none or bf16 (``torch.autocast`` around the forward pass); ``attn``: sdpa or eager;
+    ``checkpointing``: none or full (transformers' non-reentrant checkpointing of each layer); ``optimizer``: adamw
+    (``torch.optim.AdamW``, foreach) or sgd; ``rank``, ``targets``: LoRA's (peft's ``all-linear`` or names).
+    """
+
+    config: ModelConfig
+    method: str
+    batch: int
+    seq_len: int
+    checkpointing: str = "none"
+    weight_dtype: str = "bf16"
+    autocast: str = "none"
+    attn: str = "sdpa"
+    optimizer: str = "adamw"
+    rank: int = 8
+    targets: str = "all-linear"
+
+
+@dataclass(frozen=True)
+class Peak:
+    """What a step holds at its peak: ``peak_bytes`` in ``peak_phase``; each phase's peak by part."""
+
+    peak_bytes: int
+    peak_phase: str
+    phases: dict[str, dict[str, int]]
+    workspace: int
+    notes: tuple[str, ...] = ()
+
+    def phase_totals(self) -> dict[str, int]:
+        return {name: sum(parts.values()) for name, parts in self.phases.items()}
+
+
+# --- playing the tape ---------------------------------------------------------------------------------------------
+
+def _forward_live(tape: Tape, start: int, saving: Callable[[Node], bool]) -> tuple[int, dict[int, Storage]]:
+    """The forward pass's peak of live activation bytes (beyond what was held before) and the storages still live at
+    its end: made by a node, live until their last use, or kept (saved by a node that ``saving`` keeps; pinned)."""
+    last_use: dict[int, int] = {}
+    for i, node in enumerate(tape.nodes):
+        for t in node.inputs:
+            if t.storage is not None:
+                last_use[id(t.storage)] = i
+    kept: set[int] = set()
+    for node in tape.nodes:
+        if saving(node):
+            kept.update(id(t.storage) for t in node.saved if t.storage is not None)
+    kept.update(tape.pinned)
+    live: dict[int, Storage] = {}
+    current = peak = start
+    for i, node in enumerate(tape.nodes):
+        for t in node.outputs:
+            s = t.storage
+            if s is not None and id(s) not in live and tape.created.get(id(s)) == i:
+                live[id(s)] = s
+                current += s.nbytes
+        peak = max(peak, current + node.forward_temp)
+        for t in (*node.inputs, *node.outputs):
+            s = t.storage
+            if s is None or id(s) not in live or id(s) in kept:
+                continue
+            if last_use.get(id(s), tape.created.get(id(s), -1)) <= i:
+                current -= live.pop(id(s)).nbytes
+    return peak, live
+
+
+# --- transformers' loss ---------------------------------------------------------------------------------------------
+
+def causal_lm_loss(tape: Tape, logits: Tensor, rows: int, vocab: int, batch: int) -> Tensor:
+    """``ForCausalLMLoss``: ``logits.float()``, the labels padded by one and shifted (int64), then ``cross_entropy``
+    (``log_softmax`` saved in fp32, ``nll_loss`` saving the shifted labels and the total weight)."""
+    logits32 = tape.cast(logits, "fp32", "logits (fp32)")
+    padded = tape.new("labels padded", rows + batch, "int64", False)
+    tape.record("constant_pad_nd", [], [padded], [])
+    shifted = tape.new("shifted labels", rows, "int64", False)
+    tape.record("clone", [padded], [shifted], [])
+    out = tape.new("log_softmax(logits)", rows * vocab, "fp32", True)
+    # nll_loss_backward's zeros, then log_softmax_backward's result: two fp32 logits-sized tensors at once
+    tape.record("log_softmax", [logits32], [out], [out], {id(logits32): allocated(rows * vocab * 4)},
+                temp=allocated(rows * vocab * 4))
+    loss = tape.new("loss", 1, "fp32", True)
+    weight = tape.new("total weight", 1, "fp32", False)
+    tape.record("nll_loss", [out, shifted], [loss, weight], [shifted, weight], {id(out): 0})
+    tape.touch(logits32)  # the loss function's locals: the fp32 logits and the padded labels live until it returns
+    tape.touch(padded)
+    tape.pin(loss, "backward")  # the caller holds the loss while calling loss.backward()
+    return loss
+
+
+def labels_loss(tape: Tape, logits: Tensor, rows: int, classes: int) -> None:
+    """``CrossEntropyLoss`` of a sequence classifier: ``log_softmax`` saved, ``nll_loss`` (fp32 under autocast)."""
+    logits32 = tape.cast(logits, "fp32") if tape.autocast else logits
+    out = tape.new("log_softmax(logits)", rows * classes, logits32.dtype, True)
+    tape.record("log_softmax", [logits32], [out], [out], {id(logits32): allocated(rows * classes * 4)},
+                temp=allocated(rows * classes * 4))
+    loss = tape.new("loss", 1, "fp32", True)
+    tape.record("nll_loss", [out], [loss], [], {id(out): 0})
+
+
+# --- the backward pass ----------------------------------------------------------------------------------------------
+
+def _reached(tape: Tape, loss: Tensor) -> set[int]:
+    """The nodes the backward pass runs: those on a path from a tensor needing a gradient to the loss."""
+    needed = {id(loss)}
+    reached: set[int] = set()
+    for i in range(len(tape.nodes) - 1, -1, -1):
+        node = tape.nodes[i]
+        if any(id(t) in needed for t in node.outputs) and node.grads:
+            reached.add(i)
+            needed.update(key for key in node.grads)
+    return reached
+
+
+class _Walk:
+    """Live bytes while the backward pass runs, above what it starts with (``trace``: also what they are)."""
+
+    def __init__(self, trace: bool = False) -> None:
+        self.current = 0
+        self.peak = 0
+        self.trace = trace
+        self.items: dict[str, int] = {}
+        self.at_peak: dict[str, int] = {}
+
+    def alloc(self, n: int, label: str = "") -> None:
+        self.current += n
+        if self.trace and n:
+            self.items[label] = self.items.get(label, 0) + n
+        if self.current > self.peak:
+            self.peak = self.current
+            if self.trace:
+                self.at_peak = dict(self.items)
+
+    def free(self, n: int, label: str = "") -> None:
+        self.current -= n
+        if self.trace and n:
+            self.items[label] = self.items.get(label, 0) - n
+            if not self.items[label]:
+                del self.items[label]
+
+
+def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recompute: Mapping[int, list[int]],
+              layer_of: Mapping[int, int | None], trace: bool = False) -> tuple[int, int]:
+    """Walk the nodes in reverse; returns the backward pass's peak above its start, and the part of it at the start.
+
+    ``saved_live``: storages live when the backward starts (saved tensors, checkpoints); ``recompute``: for a
+    checkpointed layer, its nodes, run forward again (saving) when its last node's backward is reached.
+    """
+    reached = _reached(tape, loss)
+    holders: dict[int, int] = {}  # storage -> nodes still to run that saved it
+    for i in reached:
+        for t in tape.nodes[i].saved:
+            if t.storage is not None and id(t.storage) in saved_live:
+                holders[id(t.storage)] = holders.get(id(t.storage), 0) + 1
+    walk = _Walk(trace)
+    if trace:
+        walk.items = {f"saved {s.name} #{k % 10000}": s.nbytes for k, s in saved_live.items()}
+    grads: dict[int, int] = {id(loss): BLOCK}  # tensor -> bytes of its gradient (allocated)
+    walk.alloc(BLOCK, "grad of loss")
+    start_peak = walk.peak
+    live_saved = dict(saved_live)
+    done_layers: set[int] = set()
+    for i in range(len(tape.nodes) - 1, -1, -1):
+        if i not in reached:
+            continue
+        node = tape.nodes[i]
+        layer = layer_of.get(i)
+        if layer is not None and layer in recompute and layer not in done_layers and node.saved:
+            # the first of the layer's saved tensors the backward unpacks runs its forward again
+            done_layers.add(layer)
+            _recompute(tape, recompute[layer], walk, live_saved, holders, reached)
+        # this node's backward: its inputs' gradients appear (a second one is added into the first, then freed)
+        new = 0
+        for key, nbytes in node.grads.items():
+            new += nbytes
+        names = {id(t): t.name for t in node.inputs}
+        for key, nbytes in node.grads.items():
+            walk.alloc(nbytes, f"grad {names.get(key)} #{key % 10000}")
+        walk.alloc(node.temp, f"temp of {node.op}")
+        walk.free(node.temp, f"temp of {node.op}")
+        for t in node.inputs:
+            key = id(t)
+            if key not in node.grads:
+                continue
+            nbytes = node.grads[key]
+            if t.param:  # AccumulateGrad: added into .grad (resident), then freed
+                walk.free(nbytes, f"grad {t.name} #{key % 10000}")
+            elif key in grads:  # a second contribution: added in place, then freed
+                walk.free(nbytes, f"grad {t.name} #{key % 10000}")
+            else:
+                grads[key] = nbytes
+        for t in node.outputs:  # the gradients this node consumed (the root's ones_like lives to the end)
+            if t is not loss:
+                walk.free(grads.pop(id(t), 0), f"grad {t.name} #{id(t) % 10000}")
+        for t in node.saved:  # released once the node has run
+            s = t.storage
+            if s is None or id(s) not in holders:
+                continue
+            holders[id(s)] -= 1
+            if holders[id(s)] == 0 and id(s) in live_saved:
+                walk.free(live_saved.pop(id(s)).nbytes, f"saved {s.name} #{id(s) % 10000}")
+                del holders[id(s)]
+    if trace:
+        _backward.trace = walk.at_peak  # type: ignore[attr-defined]
+    return walk.peak, start_peak
+
+
+def _recompute(tape: Tape, nodes: list[int], walk: _Walk, live_saved: dict[int, Storage], holders: dict[int, int],
+               reached: set[int]) -> None:
+    """Checkpointing: a layer's forward run again before its backward; its saved tensors stay, the rest is freed.
+    torch stops the recomputation once the last tensor the layer saves is made again (early stop)."""
+    if walk.trace:
+        _recompute.entry = {k: v for k, v in walk.items.items() if not k.startswith("saved")}  # type: ignore[attr-defined]
+    last = max((i for i in nodes if tape.nodes[i].saved), default=nodes[-1])
+    nodes = [i for i in nodes if i <= last]
+    made: dict[int, Storage] = {}
+    saved: set[int] = set()
+    last_use: dict[int, int] = {}
+    for i in nodes:
+        for t in tape.nodes[i].inputs:
+            if t.storage is not None:
+                last_use[id(t.storage)] = i
+        for t in tape.nodes[i].saved:
+            if t.storage is not None:
+                saved.add(id(t.storage))
+    for i in nodes:
+        node = tape.nodes[i]
+        for t in node.outputs:
+            s = t.storage
+            if s is not None and tape.created.get(id(s)) == i and id(s) not in made and id(s) not in live_saved:
+                made[id(s)] = s
+                walk.alloc(s.nbytes, f"saved {s.name} #{id(s) % 10000}")
+        walk.alloc(node.forward_temp, "forward temp")
+        walk.free(node.forward_temp, "forward temp")
+        for t in (*node.inputs, *node.outputs):
+            s = t.storage
+            if s is None or id(s) not in made or id(s) in saved:
+                continue
+            if last_use.get(id(s), i) <= i:
+                walk.free(made.pop(id(s)).nbytes, f"saved {s.name} #{id(s) % 10000}")
+    for key, s in made.items():  # the layer's saved tensors, now live until their nodes run backward
+        live_saved[key] = s
+    for i in nodes:
+        if i in reached:
+            for t in tape.nodes[i].saved:
+                if t.storage is not None and id(t.storage) in made:
+                    holders[id(t.storage)] = holders.get(id(t.storage), 0) + 1
+
+
+# --- what a model is made of, for the tape ----------------------------------------------------------------------------
+
+@dataclass
+class Model:
+    """The model's settings the tape needs: sizes, dtypes, what trains, and the training-time keys of its config."""
+
+    config: ModelConfig
+    step: Step
+    B: int
+    S: int
+    weights: str  # the dtype of every weight as loaded
+    trainable: bool  # full fine-tuning: every weight trains
+    lora: bool
+    qlora: bool
+    raw: Mapping[str, Any]
+
+    @property
+    def T(self) -> int:
+        return self.B * self.S
+
+    def __getitem__(self, symbol: str) -> int:
+        return self.config.sizes[symbol]
+
+    def read(self, key: str, default: Any) -> Any:
+        value = self.raw.get(key, default)
+        return default if value is None else value
+
+    def param(self, tape: Tape, name: str, numel: int) -> Tensor:
+        return tape.weight(name, numel, self.weights, self.trainable)
+
+
+def projection(tape: Tape, m: Model, x: Tensor, d_in: int, d_out: int, name: str, bias: bool = False,
+               targeted: bool = True) -> Tensor:
+    """A linear layer as the method holds it: trained (full), frozen with peft's LoRA pair beside it, or in NF4
+    (bitsandbytes' ``Linear4bit``) with the pair beside it."""
+    rows = x.numel // d_in
+    b = m.param(tape, f"{name}.bias", d_out) if bias else None
+    if m.qlora and targeted:
+        y = _linear_4bit(tape, m, x, d_in, d_out, name, rows)
+        if b is not None:
+            y = tape.add(y, b)
+    else:
+        w = m.param(tape, f"{name}.weight", d_out * d_in)
+        y = tape.linear(x, w, d_out, name, b, rows)
+    if (m.lora or m.qlora) and targeted:
+        y = _lora_pair(tape, m, x, y, d_in, d_out, name, rows)
+    return y
+
+
+def _linear_4bit(tape: Tape, m: Model, x: Tensor, d_in: int, d_out: int, name: str, rows: int) -> Tensor:
+    """bitsandbytes' ``MatMul4Bit``: saves nothing of its input; past 1,536 rows CUDA dequantizes the weight to 16 bits
+    (and the nested absmax to fp32, twice) for the forward's matmul, and the backward dequantizes it again."""
+    x = tape.cast(x, "bf16")
+    n = d_in * d_out
+    dequantized = allocated(2 * n) + 2 * allocated(4 * -(-n // 64))
+    y = tape.new(name, rows * d_out, "bf16", x.grad)
+    tape.record("matmul_4bit", [x], [y], [], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])}, temp=dequantized,
+                forward_temp=dequantized if rows > CUSTOM_MAX_M else 0)
+    return y
+
+
+def _lora_pair(tape: Tape, m: Model, x: Tensor, y: Tensor, d_in: int, d_out: int, name: str, rows: int) -> Tensor:
+    """peft's ``lora.Linear.forward``: ``result + lora_B(lora_A(x.to(fp32))) * scaling``, then back to the result's
+    dtype (A: r × d_in and B: d_out × r, fp32, the only weights that train)."""
+    r = m.step.rank
+    a = tape.weight(f"{name}.lora_A", r * d_in, "fp32", True)
+    b = tape.weight(f"{name}.lora_B", d_out * r, "fp32", True)
+    x32 = tape.cast(x, "fp32")
+    h = tape.linear(x32, a, r, f"{name}.lora_A", rows=rows)
+    h = tape.linear(h, b, d_out, f"{name}.lora_B", rows=rows)
+    h = tape.scale(h)
+    out = tape.add(y, h)
+    return tape.cast(out, y.dtype)
+
+
+def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """``x·cos + rotate_half(x)·sin``: ``rotate_half`` slices the two halves, negates one, concatenates."""
+    a = tape.mul(x, cos)
+    # rotate_half's cat, neg and two slices, as one node: its backward makes a half-size negation and, per slice, a
+    # full-size zero tensor the slice's gradient is copied into
+    rot = tape.new(f"rotate_half({x.name})", x.numel, x.dtype, x.grad)
+    tape.record("rotate_half", [x], [rot], [], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])},
+                temp=allocated(x.numel * ITEMSIZE[x.dtype]) + allocated(x.numel // 2 * ITEMSIZE[x.dtype]))
+    b = tape.mul(rot, sin)
+    return tape.add(a, b)
+
+
+def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool) -> Tensor:
+    """``LlamaDecoderLayer``: RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU."""
+    T, H, I, A, A_kv, d = m.T, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
+    bias = m.config.flags.get("attention_bias", False)
+    mlp_bias = m.config.flags.get("mlp_bias", False)
+    h = tape.rms_norm(x, m.param(tape, "input_layernorm.weight", H), T)
+    q = projection(tape, m, h, H, A * d, "q_proj", bias)
+    k = projection(tape, m, h, H, A_kv * d, "k_proj", bias)
+    v = projection(tape, m, h, H, A_kv * d, "v_proj", bias)
+    if cos is not None:
+        q, k = rope(tape, q, cos, sin), rope(tape, k, cos, sin)
+    if use_cache:  # a training forward with use_cache fills a DynamicCache: each layer's keys and values copied in
+        k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
+        v.dtype = k.dtype  # the cache starts as an empty tensor of the keys' dtype: cat promotes the values to it
+        v.storage.nbytes = v.nbytes
+        tape.pin(k, "output")
+        tape.pin(v, "output")
+    o = attention(tape, m, q, k, v, A, A_kv, d)
+    o = projection(tape, m, o, A * d, H, "o_proj", bias)
+    x = tape.add(x, o)
+    h = tape.rms_norm(x, m.param(tape, "post_attention_layernorm.weight", H), T)
+    g = projection(tape, m, h, H, I, "gate_proj", mlp_bias)
+    u = projection(tape, m, h, H, I, "up_proj", mlp_bias)
+    a = tape.unary("silu", g, "input")
+    p = tape.mul(a, u)
+    o = projection(tape, m, p, I, H, "down_proj", mlp_bias)
+    return tape.add(x, o)
+
+
+def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,
+              dropout: float = 0.0, causal: bool = True) -> Tensor:
+    """``scaled_dot_product_attention`` as CUDA runs it (FlashAttention), or transformers' eager attention."""
+    B, S = m.B, m.S
+    if m.step.attn == "sdpa":
+        if tape.autocast:  # on CUDA's lower-precision list
+            q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
+        return tape.flash(q, k, v, B * A * S, B * S * A * d)
+    scores = B * A * S * S
+    if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads
+        k = tape.copy(k, "keys repeated")
+        k.numel = B * A * S * d
+        k.storage.nbytes = allocated(k.numel * ITEMSIZE[k.dtype])
+        v = tape.copy(v, "values repeated")
+        v.numel = B * A * S * d
+        v.storage.nbytes = allocated(v.numel * ITEMSIZE[v.dtype])
+    w = tape.matmul(q, k, scores, "scores")
+    w = tape.scale(w)
+    if causal:
+        w = tape.add(w, tape.input("causal mask", B * S * S, w.dtype))
+    w = tape.softmax(w, "fp32")
+    w = tape.cast(w, q.dtype if not tape.autocast else "bf16")
+    w = tape.dropout(w, dropout)
+    return tape.matmul(w, v, B * S * A * d, "attention output")
+
+
+def llama_model(tape: Tape, m: Model) -> Tensor:
+    """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
+    head over every position, ``ForCausalLMLoss``. Returns the loss."""
+    T, H, V, d = m.T, m["H"], m["V"], m["d_k"]
+    ids = tape.input("input_ids", T, "int64")
+    table = m.param(tape, "embed_tokens.weight", V * H)
+    x = tape.embedding(ids, table, T, H)
+    if m.lora or m.qlora:  # peft's enable_input_require_grads: the embeddings' output is a leaf needing a gradient
+        x.grad = tape.grad
+        tape.pin(x, "backward")
+    positions = tape.new("cache_position", m.S, "int64", False)  # arange(S); position_ids is a view of it
+    tape.record("arange", [], [positions], [])
+    cos, sin = _rotary(tape, m, x.dtype, d)
+    use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
+    for i in range(m["L"]):
+        tape.layer = i
+        tape.layer_inputs[i] = [x, cos, sin, positions]
+        x = llama_layer(tape, m, x, cos, sin, use_cache)
+    tape.layer = None
+    x = tape.rms_norm(x, m.param(tape, "norm.weight", H), T)
+    tape.touch(positions)  # the base model returns: its cache_position goes
+    tape.pin(x, "output")  # the base model's output (last_hidden_state) lives until the causal LM returns
+    tied = m.config.flags.get("tie_word_embeddings", False)
+    head = table if tied else m.param(tape, "lm_head.weight", V * H)
+    logits = tape.linear(x, head, V, "logits", rows=T)
+    tape.pin(logits, "output")
+    return causal_lm_loss(tape, logits, T, V, m.B)
+
+
+def _rotary(tape: Tape, m: Model, dtype: str, d: int) -> tuple[Tensor, Tensor]:
+    """The rotary embedding's cos and sin for the S positions (fp32, then the hidden states' dtype), shared by every
+    layer."""
+    S = m.S
+    cos = tape.new("cos", S * d, "fp32", False)
+    sin = tape.new("sin", S * d, "fp32", False)
+    tape.record("rotary", [], [cos, sin], [])
+    return tape.cast(cos, dtype), tape.cast(sin, dtype)
+
+
+PROGRAMS: dict[str, Callable[[Tape, Model], Tensor]] = {"llama": llama_model}
+
+
+def _buffers(m: Model) -> int:
+    """The model's buffers, as transformers registers them: LLaMA's rotary ``inv_freq`` and ``original_inv_freq``."""
+    return 2 * allocated(4 * (m["d_k"] // 2))
+
+
+def resident(step: Step) -> dict[str, int]:
+    """What a step starts with, by kind: the weights (trained or frozen), the LoRA adapters, their gradients and the
+    optimizer's moments, every tensor booked as the allocator books it.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    from .finetune import targeted
+    from .params import param_layout
+
+    m = _model(step)
+    rows = list(param_layout(step.config).rows())
+    item = ITEMSIZE[m.weights]
+    parts: dict[str, int] = {}
+    trained: list[int] = []
+    if step.method == "full":
+        parts["weights"] = sum((n * allocated(p.count * item) for p, n in rows), 0)
+        trained = [allocated(p.count * item) for p, n in rows for _ in range(n)]
+    else:
+        adapters = targeted(step.config, step.targets, step.rank)
+        quantized = set()
+        frozen = 0
+        if step.method == "qlora":
+            from .finetune import modules
+            linear = [mod for mod in modules(step.config).values() if mod.kind == "linear" and not mod.head]
+            quantized = {f"{mod.name}.weight" for mod in linear}
+            frozen += sum((nf4_allocated(mod.shape[0] * mod.shape[1]) for mod in linear), 0)
+        for p in param_layout(step.config).expand():
+            if p.name in quantized:
+                continue
+            frozen += allocated(p.count * ITEMSIZE["bf16" if step.method == "qlora" else m.weights])
+        parts["weights"] = frozen
+        trained = [allocated(4 * v) for a in adapters for v in (a.a, a.b)]
+        parts["adapters"] = sum(trained, 0)
+    parts["buffers"] = _buffers(m)
+    parts["inputs"] = allocated(8 * m.T)  # input_ids (the labels are the same tensor)
+    parts["gradients"] = sum(trained, 0)
+    moments = {"adamw": 2, "sgd": 0}[step.optimizer]
+    parts["optimizer state"] = moments * sum(trained, 0)
+    return parts
+
+
+def nf4_allocated(n: int) -> int:
+    """bitsandbytes' NF4 weight with double quantization as the allocator books it: the packed values, one uint8
+    absmax per 64, one fp32 absmax per 256 of those, the 256-entry fp32 code, the 16-entry NF4 code, the offset."""
+    blocks = -(-n // 64)
+    return (allocated(-(-n // 2)) + allocated(blocks) + allocated(4 * -(-blocks // 256)) + allocated(4 * 256)
+            + allocated(4 * 16) + allocated(4))
+
+
+def _model(step: Step) -> Model:
+    if step.method not in ("full", "lora", "qlora"):
+        raise ConfigError("--method", f"must be full, lora or qlora, got {step.method!r}")
+    weights = step.weight_dtype
+    if step.method == "qlora":
+        weights = "bf16" if weights == "fp32" else weights
+    return Model(step.config, step, step.batch, step.seq_len, weights, step.method == "full",
+                 step.method == "lora", step.method == "qlora", step.config.raw)
+
+
+def build_tape(step: Step) -> tuple[Tape, Tensor, Model]:
+    """The step's forward pass as a tape, and its loss."""
+    m = _model(step)
+    autocast = step.autocast != "none"
+    tape = Tape(autocast, "bf16" if autocast else m.weights)
+    program = PROGRAMS.get(step.config.model_type)
+    if program is None:
+        raise ConfigError("model_type", f"{step.config.model_type!r}: no tape of its step is written yet")
+    loss = program(tape, m)
+    return tape, loss, m
+
+
+def training_peak(step: Step) -> Peak:
+    """The peak of a training step: forward, backward, optimizer step, each by part, the highest of them.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    tape, loss, m = build_tape(step)
+    held = resident(step)
+    R = sum(held.values(), 0)
+    workspace = MATMUL_THREADS * CUBLAS_WORKSPACE
+    ckpt = step.checkpointing == "full"
+    layer_of = {i: node.layer for i, node in enumerate(tape.nodes)}
+    layer_nodes: dict[int, list[int]] = {}
+    for i, node in enumerate(tape.nodes):
+        if node.layer is not None:
+            layer_nodes.setdefault(node.layer, []).append(i)
+    if ckpt:  # a checkpointed layer keeps only its input; its own nodes save nothing until recomputed
+        for layer, nodes in layer_nodes.items():
+            first = tape.nodes[nodes[0]]
+            first.saved = list(first.saved) + [t for t in tape.layer_inputs.get(layer, []) if t.storage is not None]
+        keep = lambda node: node.layer is None or node is tape.nodes[layer_nodes[node.layer][0]]  # noqa: E731
+    else:
+        keep = lambda node: True  # noqa: E731
+    saving = keep
+    if ckpt:
+        originals = {i: list(tape.nodes[i].saved) for nodes in layer_nodes.values() for i in nodes}
+        for layer, nodes in layer_nodes.items():
+            for i in nodes[1:]:
+                tape.nodes[i].saved = []
+    forward_peak, live_end = _forward_live(tape, 0, saving)
+    # the backward starts from what the forward kept: saved tensors (pinned ones are dropped with the output)
+    saved_ids = set()
+    for node in tape.nodes:
+        if saving(node):
+            saved_ids.update(id(t.storage) for t in node.saved if t.storage is not None)
+    saved_ids.update(key for key, (s, until) in tape.pinned.items() if until == "backward")
+    start = {key: s for key, s in live_end.items() if key in saved_ids}
+    if ckpt:
+        for nodes in layer_nodes.values():
+            for i in nodes[1:]:
+                tape.nodes[i].saved = originals[i]
+            first = tape.nodes[nodes[0]]
+            first.saved = originals[nodes[0]] + [t for t in first.saved if t not in originals[nodes[0]]]
+    backward_walk, _ = _backward(tape, loss, start, layer_nodes if ckpt else {}, layer_of, TRACE)
+    at_start = sum((s.nbytes for s in start.values()), 0)
+    temporaries = sum(allocated_trained(step), 0) if step.optimizer == "adamw" else 0
+    phases = {
+        FORWARD: {**held, "activations and temporaries": forward_peak, "cuBLAS workspaces": workspace},
+        BACKWARD: {**held, "activations and temporaries": at_start + backward_walk, "cuBLAS workspaces": workspace},
+        STEP: {**held, "optimizer temporaries": temporaries, "cuBLAS workspaces": workspace},
+    }
+    totals = {name: sum(parts.values()) for name, parts in phases.items()}
+    phase = max(totals, key=lambda name: totals[name])
+    del R
+    return Peak(totals[phase], phase, phases, workspace)
+
+
+def allocated_trained(step: Step) -> list[int]:
+    """The bytes of each trainable tensor as the allocator books it (AdamW's foreach temporaries are one of each)."""
+    from .finetune import targeted
+    from .params import param_layout
+
+    m = _model(step)
+    if step.method == "full":
+        return [allocated(p.count * ITEMSIZE[m.weights]) for p, n in param_layout(step.config).rows() for _ in range(n)]
+    return [allocated(4 * v) for a in targeted(step.config, step.targets, step.rank) for v in (a.a, a.b)]
+
+
+def forward_live_at_peak(step: Step) -> list[tuple[int, str]]:
+    """Debug: the storages live at the forward pass's peak (bytes, name)."""
+    tape, loss, m = build_tape(step)
+    last_use: dict[int, int] = {}
+    for i, node in enumerate(tape.nodes):
+        for t in node.inputs:
+            if t.storage is not None:
+                last_use[id(t.storage)] = i
+    kept = {id(t.storage) for node in tape.nodes for t in node.saved if t.storage is not None} | set(tape.pinned)
+    live: dict[int, tuple[int, str]] = {}
+    best: list = []
+    current = peak = 0
+    for i, node in enumerate(tape.nodes):
+        for t in node.outputs:
+            s = t.storage
+            if s is not None and id(s) not in live and tape.created.get(id(s)) == i:
+                live[id(s)] = (s.nbytes, f"{node.op}: {t.name} [{t.dtype}] L{node.layer}")
+                current += s.nbytes
+        if current > peak:
+            peak, best = current, list(live.values())
+        for t in (*node.inputs, *node.outputs):
+            s = t.storage
+            if s is None or id(s) not in live or id(s) in kept:
+                continue
+            if last_use.get(id(s), tape.created.get(id(s), -1)) <= i:
+                current -= live.pop(id(s))[0]
+    return best
