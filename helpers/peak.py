@@ -137,8 +137,22 @@ class Tape:
         return Tensor(name, numel, dtype, False, None)
 
     def view(self, x: Tensor, name: str | None = None, numel: int | None = None) -> Tensor:
-        return Tensor(name or x.name, x.numel if numel is None else numel, x.dtype, x.grad, x.storage, x.formula,
-                      x.param)
+        """A view of ``x`` (same storage). A view of all of it passes its gradient on; a part of it (a slice, a
+        selected row) gets back a full-size zero tensor its gradient is copied into."""
+        part = x.numel if numel is None else numel
+        y = Tensor(name or x.name, part, x.dtype, x.grad, x.storage, x.formula, x.param)
+        if x.grad:
+            self.record("view" if part == x.numel else "slice", [x], [y], [],
+                        {id(x): 0 if part == x.numel else x.nbytes})
+        return y
+
+    def split(self, x: Tensor, names: tuple[str, ...]) -> list[Tensor]:
+        """``x.split(...)``/``chunk``: equal views in one node, whose backward concatenates their gradients (one
+        full-size tensor)."""
+        parts = [Tensor(name, x.numel // len(names), x.dtype, x.grad, x.storage, x.formula) for name in names]
+        if x.grad:
+            self.record("split", [x], parts, [], {id(x): x.nbytes})
+        return parts
 
     def record(self, op: str, inputs: list[Tensor], outputs: list[Tensor], saved: list[Tensor],
                grads: dict[int, int] | None = None, temp: int = 0, forward_temp: int = 0) -> Node:
@@ -432,14 +446,19 @@ def causal_lm_loss(tape: Tape, logits: Tensor, rows: int, vocab: int, batch: int
     return loss
 
 
-def labels_loss(tape: Tape, logits: Tensor, rows: int, classes: int) -> None:
-    """``CrossEntropyLoss`` of a sequence classifier: ``log_softmax`` saved, ``nll_loss`` (fp32 under autocast)."""
-    logits32 = tape.cast(logits, "fp32") if tape.autocast else logits
-    out = tape.new("log_softmax(logits)", rows * classes, logits32.dtype, True)
-    tape.record("log_softmax", [logits32], [out], [out], {id(logits32): allocated(rows * classes * 4)},
-                temp=allocated(rows * classes * 4))
-    loss = tape.new("loss", 1, "fp32", True)
-    tape.record("nll_loss", [out], [loss], [], {id(out): 0})
+def labels_loss(tape: Tape, logits: Tensor, rows: int, classes: int) -> Tensor:
+    """``CrossEntropyLoss`` of a sequence classifier: ``log_softmax`` (fp32 under CUDA's autocast) saved, ``nll_loss``
+    saving the total weight (the labels are the batch's)."""
+    dtype = "fp32" if tape.autocast else logits.dtype
+    out = tape.new("log_softmax(logits)", rows * classes, dtype, True)
+    cast = allocated(rows * classes * ITEMSIZE[dtype]) if dtype != logits.dtype else 0
+    tape.record("log_softmax", [logits], [out], [out], {id(logits): logits.nbytes},
+                temp=allocated(rows * classes * ITEMSIZE[dtype]) + cast, forward_temp=cast)
+    loss = tape.new("loss", 1, dtype, True)
+    weight = tape.new("total weight", 1, dtype, False)
+    tape.record("nll_loss", [out], [loss, weight], [weight], {id(out): allocated(rows * classes * ITEMSIZE[dtype])})
+    tape.pin(loss, "backward")
+    return loss
 
 
 # --- the backward pass ----------------------------------------------------------------------------------------------
@@ -483,6 +502,21 @@ class _Walk:
                 del self.items[label]
 
 
+class _Grad:
+    """A gradient's buffer: its bytes and how many tensors' gradients it is (a view's and an add's share one)."""
+
+    __slots__ = ("nbytes", "refs")
+
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes, self.refs = nbytes, 1
+
+
+def _drop(buf: _Grad, walk: _Walk, t: Tensor) -> None:
+    buf.refs -= 1
+    if buf.refs == 0:
+        walk.free(buf.nbytes, f"grad {t.name} #{id(t) % 10000}")
+
+
 def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recompute: Mapping[int, list[int]],
               layer_of: Mapping[int, int | None], trace: bool = False) -> tuple[int, int]:
     """Walk the nodes in reverse; returns the backward pass's peak above its start, and the part of it at the start.
@@ -497,9 +531,10 @@ def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recomput
             if t.storage is not None and id(t.storage) in saved_live:
                 holders[id(t.storage)] = holders.get(id(t.storage), 0) + 1
     walk = _Walk(trace)
+    _backward.steps = []  # type: ignore[attr-defined]
     if trace:
         walk.items = {f"saved {s.name} #{k % 10000}": s.nbytes for k, s in saved_live.items()}
-    grads: dict[int, int] = {id(loss): BLOCK}  # tensor -> bytes of its gradient (allocated)
+    grads: dict[int, _Grad] = {id(loss): _Grad(BLOCK)}  # tensor -> its gradient's buffer (shared by aliases)
     walk.alloc(BLOCK, "grad of loss")
     start_peak = walk.peak
     live_saved = dict(saved_live)
@@ -513,29 +548,37 @@ def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recomput
             # the first of the layer's saved tensors the backward unpacks runs its forward again
             done_layers.add(layer)
             _recompute(tape, recompute[layer], walk, live_saved, holders, reached)
-        # this node's backward: its inputs' gradients appear (a second one is added into the first, then freed)
-        new = 0
-        for key, nbytes in node.grads.items():
-            new += nbytes
-        names = {id(t): t.name for t in node.inputs}
-        for key, nbytes in node.grads.items():
-            walk.alloc(nbytes, f"grad {names.get(key)} #{key % 10000}")
+        # this node's backward: a new gradient for each input that needs one (0 bytes: the incoming gradient passed
+        # on as it is), its temporaries meanwhile
+        incoming = next((grads[id(t)] for t in node.outputs if id(t) in grads), None)
+        fresh: dict[int, _Grad] = {}
+        for t in node.inputs:
+            key = id(t)
+            if key not in node.grads or key in fresh:
+                continue
+            nbytes = node.grads[key]
+            if nbytes == 0 and incoming is not None:
+                incoming.refs += 1
+                fresh[key] = incoming
+            else:
+                walk.alloc(nbytes, f"grad {t.name} #{key % 10000}")
+                fresh[key] = _Grad(nbytes)
         walk.alloc(node.temp, f"temp of {node.op}")
+        if trace:
+            _backward.steps.append((node.op, node.layer, walk.current))  # type: ignore[attr-defined]
         walk.free(node.temp, f"temp of {node.op}")
         for t in node.inputs:
             key = id(t)
-            if key not in node.grads:
+            if key not in fresh:
                 continue
-            nbytes = node.grads[key]
-            if t.param:  # AccumulateGrad: added into .grad (resident), then freed
-                walk.free(nbytes, f"grad {t.name} #{key % 10000}")
-            elif key in grads:  # a second contribution: added in place, then freed
-                walk.free(nbytes, f"grad {t.name} #{key % 10000}")
+            buf = fresh.pop(key)
+            if t.param or key in grads:  # into .grad (resident), or added into the gradient already there
+                _drop(buf, walk, t)
             else:
-                grads[key] = nbytes
+                grads[key] = buf
         for t in node.outputs:  # the gradients this node consumed (the root's ones_like lives to the end)
-            if t is not loss:
-                walk.free(grads.pop(id(t), 0), f"grad {t.name} #{id(t) % 10000}")
+            if t is not loss and id(t) in grads:
+                _drop(grads.pop(id(t)), walk, t)
         for t in node.saved:  # released once the node has run
             s = t.storage
             if s is None or id(s) not in holders:
@@ -608,7 +651,8 @@ class Model:
     raw: Mapping[str, Any]
 
     @property
-    def T(self) -> int:
+    def tokens(self) -> int:
+        """B·S, the tokens of the batch."""
         return self.B * self.S
 
     def __getitem__(self, symbol: str) -> int:
@@ -680,7 +724,7 @@ def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
 
 def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool) -> Tensor:
     """``LlamaDecoderLayer``: RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU."""
-    T, H, I, A, A_kv, d = m.T, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
+    T, H, I, A, A_kv, d = m.tokens, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
     bias = m.config.flags.get("attention_bias", False)
     mlp_bias = m.config.flags.get("mlp_bias", False)
     h = tape.rms_norm(x, m.param(tape, "input_layernorm.weight", H), T)
@@ -697,6 +741,8 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
         tape.pin(v, "output")
     o = attention(tape, m, q, k, v, A, A_kv, d)
     o = projection(tape, m, o, A * d, H, "o_proj", bias)
+    for t in (q, k, v, h):  # LlamaAttention's locals, and its argument, live until it returns
+        tape.touch(t)
     x = tape.add(x, o)
     h = tape.rms_norm(x, m.param(tape, "post_attention_layernorm.weight", H), T)
     g = projection(tape, m, h, H, I, "gate_proj", mlp_bias)
@@ -704,6 +750,7 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
     a = tape.unary("silu", g, "input")
     p = tape.mul(a, u)
     o = projection(tape, m, p, I, H, "down_proj", mlp_bias)
+    tape.touch(h)  # the MLP's argument
     return tape.add(x, o)
 
 
@@ -736,7 +783,7 @@ def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_k
 def llama_model(tape: Tape, m: Model) -> Tensor:
     """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
     head over every position, ``ForCausalLMLoss``. Returns the loss."""
-    T, H, V, d = m.T, m["H"], m["V"], m["d_k"]
+    T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
     ids = tape.input("input_ids", T, "int64")
     table = m.param(tape, "embed_tokens.weight", V * H)
     x = tape.embedding(ids, table, T, H)
@@ -772,11 +819,272 @@ def _rotary(tape: Tape, m: Model, dtype: str, d: int) -> tuple[Tensor, Tensor]:
     return tape.cast(cos, dtype), tape.cast(sin, dtype)
 
 
-PROGRAMS: dict[str, Callable[[Tape, Model], Tensor]] = {"llama": llama_model}
+def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, d: int, dropout: float,
+                   heads_first: bool, mask: Tensor | None, softmax_dtype: str | None) -> Tensor:
+    """The attention core, returned in (B, S, A·d) layout ready for the output projection.
+
+    SDPA: FlashAttention; its output takes q's layout, so a q made by ``cat`` (heads first in memory, GPT-NeoX's
+    partial rotary) needs a contiguous copy for the projection. Eager (GPT-2, GPT-NeoX, BERT): ``q·kᵀ`` scaled, the
+    mask added (promoting to its dtype), softmax (``softmax_dtype``: LLaMA's fp32; None: autocast's fp32, else the
+    scores' dtype) saved, back to v's dtype, dropout, ``·v``, then a contiguous copy (B, S, A, d)."""
+    B, S = m.B, m.S
+    if m.step.attn == "sdpa":
+        if tape.autocast:
+            q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
+        out = tape.flash(q, k, v, B * A * S, B * S * A * d)
+        return tape.copy(out, "attention output (contiguous)") if heads_first else out
+    scores = B * A * S * S
+    w = tape.matmul(q, k, scores, "scores")
+    w = tape.scale(w)
+    if mask is not None:
+        w = tape.add(w, mask)
+    w = tape.softmax(w, softmax_dtype)
+    w = tape.cast(w, v.dtype if not tape.autocast else ("bf16" if v.dtype == "fp32" else v.dtype))
+    w = tape.dropout(w, dropout)
+    out = tape.matmul(w, v, B * S * A * d, "attention output")
+    return tape.copy(out, "attention output (contiguous)")
+
+
+def eager_mask(tape: Tape, m: Model, dtype: str) -> Tensor | None:
+    """The additive causal mask eager attention adds, (B, 1, S, S) in the hidden states' dtype; None under SDPA."""
+    if m.step.attn == "sdpa":
+        return None
+    mask = tape.new("causal mask", m.B * m.S * m.S, dtype, False)
+    tape.record("causal mask", [], [mask], [])
+    return mask
+
+
+def gpt2_model(tape: Tape, m: Model) -> Tensor:
+    """``GPT2LMHeadModel.forward`` with ``labels``: token and position tables, embedding dropout, L blocks (LayerNorm,
+    fused c_attn, attention with dropout, c_proj, residual dropout; LayerNorm, c_fc, GELU, c_proj, dropout), the final
+    LayerNorm, the tied head, ``ForCausalLMLoss``."""
+    T, H, V, A, P = m.tokens, m["H"], m["V"], m["A"], m["P"]
+    I = m.config.sizes.get("I") or 4 * H
+    d = H // A
+    p_embd, p_resid, p_attn = (float(m.read(k, 0.1)) for k in ("embd_pdrop", "resid_pdrop", "attn_pdrop"))
+    act = m.read("activation_function", "gelu_new")
+    ids = tape.input("input_ids", T, "int64")
+    wte = m.param(tape, "wte.weight", V * H)
+    x = tape.embedding(ids, wte, T, H)
+    positions = tape.new("position_ids", m.S, "int64", False)
+    tape.record("arange", [], [positions], [])
+    pos = tape.embedding(positions, m.param(tape, "wpe.weight", P * H), m.S, H)
+    x = tape.add(x, pos)
+    if m.lora or m.qlora:
+        x.grad = tape.grad
+    x = tape.dropout(x, p_embd)
+    mask = eager_mask(tape, m, x.dtype)
+    use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
+    for i in range(m["L"]):
+        tape.layer = i
+        tape.layer_inputs[i] = [x, positions] + ([mask] if mask is not None else [])
+        h = tape.layer_norm(x, m.param(tape, "ln_1.weight", H), m.param(tape, "ln_1.bias", H), T)
+        qkv = projection(tape, m, h, H, 3 * H, "c_attn", bias=True)
+        q, k, v = tape.split(qkv, ("q", "k", "v"))
+        if use_cache:
+            k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
+            tape.pin(k, "output")
+            tape.pin(v, "output")
+        a = flash_or_eager(tape, m, q, k, v, A, d, p_attn, False, mask, None)
+        o = projection(tape, m, a, H, H, "attn.c_proj", bias=True)
+        tape.touch(a)  # GPT2Attention's attn_output, reassigned only after c_proj returns
+        o2 = tape.dropout(o, p_resid)
+        for t in (o, qkv, k, v, h):  # its locals and its argument (ln_1's output) live until it returns
+            tape.touch(t)
+        x = tape.add(o2, x)
+        h = tape.layer_norm(x, m.param(tape, "ln_2.weight", H), m.param(tape, "ln_2.bias", H), T)
+        f = projection(tape, m, h, H, I, "c_fc", bias=True)
+        g = activation(tape, act, f)
+        tape.touch(f)
+        c = projection(tape, m, g, I, H, "mlp.c_proj", bias=True)
+        tape.touch(g)
+        y = tape.dropout(c, p_resid)
+        tape.touch(c)
+        tape.touch(h)
+        x = tape.add(x, y)
+    tape.layer = None
+    x = tape.layer_norm(x, m.param(tape, "ln_f.weight", H), m.param(tape, "ln_f.bias", H), T)
+    tape.touch(positions)
+    tape.pin(x, "output")
+    logits = tape.linear(x, wte, V, "logits", rows=T)
+    tape.pin(logits, "output")
+    return causal_lm_loss(tape, logits, T, V, m.B)
+
+
+def activation(tape: Tape, name: str, x: Tensor) -> Tensor:
+    """transformers' ``ACT2FN[name]``: one saving operator (SiLU, GELU, ReLU), or GPT-2's ``gelu_new`` written out:
+    ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (the cube in fp32 under CUDA's autocast)."""
+    if name in ("gelu", "gelu_pytorch_tanh", "gelu_python", "silu", "swish"):
+        return tape.unary(name, x, "input")
+    if name == "relu":
+        return tape.unary("relu", x, "output")
+    if name in ("gelu_new", "gelu_fast", "gelu_accurate"):
+        half = tape.scale(x)
+        cube_in = tape.cast(x, "fp32") if tape.autocast else x
+        cube = tape.unary("pow", cube_in, "input")
+        inner = tape.add(x, tape.scale(cube))
+        t = tape.unary("tanh", tape.scale(inner), "output")
+        one = tape.unary("add_scalar", t, "none")
+        return tape.mul(half, one)
+    raise ConfigError("activation_function", f"{name!r}: its step's tape is not written")
+
+
+def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
+    """``GPTNeoXForCausalLM.forward`` with ``labels``: the token table, L layers (parallel residual: attention and MLP
+    both read the layer's input; partial rotary on ``rotary_pct`` of each head), the final LayerNorm, the untied
+    ``embed_out``."""
+    T, H, V, A, I = m.tokens, m["H"], m["V"], m["A"], m["I"]
+    d = H // A
+    parallel = m.config.flags.get("use_parallel_residual", True)
+    rot = int(d * float(m.read("rotary_pct", m.read("partial_rotary_factor", 0.25))))
+    p_hidden, p_attn = float(m.read("hidden_dropout", 0.0)), float(m.read("attention_dropout", 0.0))
+    ids = tape.input("input_ids", T, "int64")
+    x = tape.embedding(ids, m.param(tape, "embed_in.weight", V * H), T, H)
+    if m.lora or m.qlora:
+        x.grad = tape.grad
+        tape.pin(x, "backward")
+    x = tape.dropout(x, p_hidden)
+    positions = tape.new("cache_position", m.S, "int64", False)
+    tape.record("arange", [], [positions], [])
+    mask = eager_mask(tape, m, x.dtype)
+    cos, sin = _rotary(tape, m, x.dtype, rot)
+    use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
+    bias = m.config.flags.get("attention_bias", True)
+    for i in range(m["L"]):
+        tape.layer = i
+        tape.layer_inputs[i] = [x, cos, sin, positions] + ([mask] if mask is not None else [])
+        h = tape.layer_norm(x, m.param(tape, "input_layernorm.weight", H), m.param(tape, "input_layernorm.bias", H), T)
+        qkv = projection(tape, m, h, H, 3 * H, "query_key_value", bias)
+        q, k, v = tape.split(qkv, ("q", "k", "v"))
+        q, k = partial_rope(tape, q, cos, sin, rot, d), partial_rope(tape, k, cos, sin, rot, d)
+        if use_cache:
+            k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
+            v.dtype = k.dtype
+            v.storage.nbytes = v.nbytes
+            tape.pin(k, "output")
+            tape.pin(v, "output")
+        o = flash_or_eager(tape, m, q, k, v, A, d, p_attn, True, mask, "fp32")
+        o = projection(tape, m, o, H, H, "dense", bias)
+        o = tape.dropout(o, p_hidden)
+        if parallel:
+            h = tape.layer_norm(x, m.param(tape, "post_attention_layernorm.weight", H),
+                                m.param(tape, "post_attention_layernorm.bias", H), T)
+        else:
+            o = tape.add(o, x)
+            h = tape.layer_norm(o, m.param(tape, "post_attention_layernorm.weight", H),
+                                m.param(tape, "post_attention_layernorm.bias", H), T)
+        h = projection(tape, m, h, H, I, "dense_h_to_4h", True)
+        h = activation(tape, m.read("hidden_act", "gelu"), h)
+        h = projection(tape, m, h, I, H, "dense_4h_to_h", True)
+        h = tape.dropout(h, p_hidden)
+        x = tape.add(tape.add(h, o), x) if parallel else tape.add(h, o)
+    tape.layer = None
+    x = tape.layer_norm(x, m.param(tape, "final_layer_norm.weight", H), m.param(tape, "final_layer_norm.bias", H), T)
+    tape.touch(positions)
+    tape.pin(x, "output")
+    tied = m.config.flags.get("tie_word_embeddings", False)
+    head = m.param(tape, "embed_out.weight" if not tied else "embed_in.weight", V * H)
+    logits = tape.linear(x, head, V, "logits", rows=T)
+    tape.pin(logits, "output")
+    return causal_lm_loss(tape, logits, T, V, m.B)
+
+
+def partial_rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, rot: int, d: int) -> Tensor:
+    """GPT-NeoX's rotary on the first ``rot`` of each head's ``d`` values, the rest passed through: ``cat`` of the two
+    (a new tensor, heads first in memory)."""
+    part = tape.view(x, f"{x.name}[..., :rot]", x.numel * rot // d)
+    rest = tape.view(x, f"{x.name}[..., rot:]", x.numel - part.numel)
+    rotated = rope(tape, part, cos, sin)
+    out = tape.new(f"rotary {x.name}", x.numel, tape.promote(rotated.dtype, x.dtype), x.grad)
+    tape.record("cat", [rotated, rest], [out], [], {id(rotated): 0, id(rest): 0})
+    return out
+
+
+def bert_classifier(tape: Tape, m: Model) -> Tensor:
+    """``BertForSequenceClassification.forward`` with ``labels`` (RoBERTa's and the other BERT-like encoders' the
+    same way): token, segment and position tables summed, LayerNorm, dropout; L layers (q, k, v, attention,
+    dense, dropout, residual LayerNorm; intermediate, GELU, output, dropout, residual LayerNorm); the pooler on the
+    first token, dropout, the classifier, cross-entropy over C labels."""
+    T, H, V, A, I, P = m.tokens, m["H"], m["V"], m["A"], m["I"], m["P"]
+    d = H // A
+    C = m.config.sizes.get("C", 2)
+    p_hidden = float(m.read("hidden_dropout_prob", 0.1))
+    p_attn = float(m.read("attention_probs_dropout_prob", 0.1))
+    ids = tape.input("input_ids", T, "int64")
+    x = tape.embedding(ids, m.param(tape, "word_embeddings.weight", V * H), T, H)
+    segments = tape.new("token_type_ids", m.S, "int64", False)  # gathered from the zero buffer
+    tape.record("gather", [], [segments], [])
+    if m["T"]:
+        x = tape.add(x, tape.embedding(segments, m.param(tape, "token_type_embeddings.weight", m["T"] * H), T, H))
+    x = tape.add(x, tape.embedding(tape.input("position_ids", m.S, "int64"),
+                                   m.param(tape, "position_embeddings.weight", P * H), m.S, H))
+    x = tape.layer_norm(x, m.param(tape, "embeddings.LayerNorm.weight", H), m.param(tape, "embeddings.LayerNorm.bias", H),
+                        T)
+    if m.lora or m.qlora:
+        x.grad = tape.grad
+    x = tape.dropout(x, p_hidden)
+    mask = eager_mask(tape, m, x.dtype)
+    if mask is not None:
+        mask.storage.nbytes = allocated(m.B * m.S * m.S * ITEMSIZE[mask.dtype])
+    for i in range(m["L"]):
+        tape.layer = i
+        tape.layer_inputs[i] = [x] + ([mask] if mask is not None else [])
+        q = projection(tape, m, x, H, H, "query", True)
+        k = projection(tape, m, x, H, H, "key", True)
+        v = projection(tape, m, x, H, H, "value", True)
+        a = flash_or_eager(tape, m, q, k, v, A, d, p_attn, False, mask, None)
+        for t in (q, k, v):
+            tape.touch(t)
+        o = projection(tape, m, a, H, H, "attention.output.dense", True)
+        o2 = tape.dropout(o, p_hidden)
+        tape.touch(o)
+        y = tape.layer_norm(tape.add(o2, x), m.param(tape, "attention.output.LayerNorm.weight", H),
+                            m.param(tape, "attention.output.LayerNorm.bias", H), T)
+        tape.touch(o2)  # BertSelfOutput's hidden_states: the dropout's output, alive until its LayerNorm returns
+        tape.touch(a)
+        f = projection(tape, m, y, H, I, "intermediate.dense", True)
+        g = activation(tape, m.read("hidden_act", "gelu"), f)
+        tape.touch(f)
+        h = projection(tape, m, g, I, H, "output.dense", True)
+        h2 = tape.dropout(h, p_hidden)
+        tape.touch(h)
+        z = tape.layer_norm(tape.add(h2, y), m.param(tape, "output.LayerNorm.weight", H),
+                            m.param(tape, "output.LayerNorm.bias", H), T)
+        tape.touch(h2)
+        tape.touch(g)
+        tape.touch(y)  # BertLayer's attention_output and its input live until the layer returns
+        tape.touch(x)
+        x = z
+    tape.layer = None
+    tape.pin(x, "output")
+    first = tape.view(x, "first token", m.B * H)
+    pooled = projection(tape, m, first, H, H, "pooler.dense", True, targeted=True)
+    pooled = tape.unary("tanh", pooled, "output")
+    pooled = tape.dropout(pooled, float(m.read("classifier_dropout", None) or p_hidden))
+    logits = projection(tape, m, pooled, H, C, "classifier", True, targeted=False)
+    tape.pin(logits, "output")
+    return labels_loss(tape, logits, m.B, C)
+
+
+ENCODERS = ("bert", "roberta", "xlm-roberta")
+PROGRAMS: dict[str, Callable[[Tape, Model], Tensor]] = {
+    "llama": llama_model, "gpt2": gpt2_model, "gpt_neox": gpt_neox_model, "bert": bert_classifier,
+    "roberta": bert_classifier, "xlm-roberta": bert_classifier,
+}
 
 
 def _buffers(m: Model) -> int:
-    """The model's buffers, as transformers registers them: LLaMA's rotary ``inv_freq`` and ``original_inv_freq``."""
+    """The model's buffers, as transformers registers them: the rotary ``inv_freq`` and ``original_inv_freq`` (fp32,
+    half a head's rotated width each), BERT's ``position_ids`` and ``token_type_ids`` (int64, P each); GPT-2 none."""
+    kind = m.config.model_type
+    if kind in ENCODERS:
+        return 2 * allocated(8 * m["P"])
+    if kind == "gpt2":
+        return 0
+    if kind == "gpt_neox":
+        d = m["H"] // m["A"]
+        rot = int(d * float(m.read("rotary_pct", m.read("partial_rotary_factor", 0.25))))
+        return 2 * allocated(4 * (rot // 2))
     return 2 * allocated(4 * (m["d_k"] // 2))
 
 
@@ -790,7 +1098,8 @@ def resident(step: Step) -> dict[str, int]:
     from .params import param_layout
 
     m = _model(step)
-    rows = list(param_layout(step.config).rows())
+    config = training_config(step.config)
+    rows = list(param_layout(config).rows())
     item = ITEMSIZE[m.weights]
     parts: dict[str, int] = {}
     trained: list[int] = []
@@ -798,15 +1107,15 @@ def resident(step: Step) -> dict[str, int]:
         parts["weights"] = sum((n * allocated(p.count * item) for p, n in rows), 0)
         trained = [allocated(p.count * item) for p, n in rows for _ in range(n)]
     else:
-        adapters = targeted(step.config, step.targets, step.rank)
+        adapters = targeted(config, step.targets, step.rank)
         quantized = set()
         frozen = 0
         if step.method == "qlora":
             from .finetune import modules
-            linear = [mod for mod in modules(step.config).values() if mod.kind == "linear" and not mod.head]
+            linear = [mod for mod in modules(config).values() if mod.kind == "linear" and not mod.head]
             quantized = {f"{mod.name}.weight" for mod in linear}
             frozen += sum((nf4_allocated(mod.shape[0] * mod.shape[1]) for mod in linear), 0)
-        for p in param_layout(step.config).expand():
+        for p in param_layout(config).expand():
             if p.name in quantized:
                 continue
             frozen += allocated(p.count * ITEMSIZE["bf16" if step.method == "qlora" else m.weights])
@@ -814,7 +1123,9 @@ def resident(step: Step) -> dict[str, int]:
         trained = [allocated(4 * v) for a in adapters for v in (a.a, a.b)]
         parts["adapters"] = sum(trained, 0)
     parts["buffers"] = _buffers(m)
-    parts["inputs"] = allocated(8 * m.T)  # input_ids (the labels are the same tensor)
+    parts["inputs"] = allocated(8 * m.tokens)  # input_ids (a language model's labels are the same tensor)
+    if step.config.model_type in ENCODERS:
+        parts["inputs"] += allocated(8 * m.B)  # one label per sequence
     parts["gradients"] = sum(trained, 0)
     moments = {"adamw": 2, "sgd": 0}[step.optimizer]
     parts["optimizer state"] = moments * sum(trained, 0)
@@ -827,6 +1138,29 @@ def nf4_allocated(n: int) -> int:
     blocks = -(-n // 64)
     return (allocated(-(-n // 2)) + allocated(blocks) + allocated(4 * -(-blocks // 256)) + allocated(4 * 256)
             + allocated(4 * 16) + allocated(4))
+
+
+def training_class(config: ModelConfig) -> str:
+    """The class a fine-tuning step trains: the one ``--class`` names, else the family's language model, else (an
+    encoder, whose base class has no loss) its ``...ForSequenceClassification``.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    if config.model_class is not None:
+        return config.model_class
+    if config.model_type in ENCODERS:
+        return next(name for name in config.family.classes if name.endswith("ForSequenceClassification"))
+    return config.family.architecture
+
+
+def training_config(config: ModelConfig) -> ModelConfig:
+    """``config`` as the class :func:`training_class` trains (an encoder's label head added, C = 2 by default)."""
+    from dataclasses import replace
+
+    name = training_class(config)
+    if name == (config.model_class or config.family.architecture):
+        return config
+    return replace(config, model_class=name, sizes={**config.sizes, "C": config.sizes.get("C", 2)})
 
 
 def _model(step: Step) -> Model:
@@ -913,9 +1247,10 @@ def allocated_trained(step: Step) -> list[int]:
     from .params import param_layout
 
     m = _model(step)
+    config = training_config(step.config)
     if step.method == "full":
-        return [allocated(p.count * ITEMSIZE[m.weights]) for p, n in param_layout(step.config).rows() for _ in range(n)]
-    return [allocated(4 * v) for a in targeted(step.config, step.targets, step.rank) for v in (a.a, a.b)]
+        return [allocated(p.count * ITEMSIZE[m.weights]) for p, n in param_layout(config).rows() for _ in range(n)]
+    return [allocated(4 * v) for a in targeted(config, step.targets, step.rank) for v in (a.a, a.b)]
 
 
 def forward_live_at_peak(step: Step) -> list[tuple[int, str]]:

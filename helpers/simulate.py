@@ -212,7 +212,8 @@ CUDA_FP32_SET_OPT_DTYPE = ("prod", "prod.dim_int", "softmax.int", "log_softmax.i
                            "sum.dim_IntList")
 CUDA_PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sampler", "index_put", "tensordot",
                 "scatter_add")
-# the CPU's own policies that CUDA does not have: passed through untouched
+# the CPU's own policies that CUDA does not have: removed (cross_entropy's log_softmax and nll_loss are then autocast
+# one by one, as on CUDA)
 CPU_ONLY = ("cross_entropy_loss", "stack", "cat", "index_copy", "quantile", "quantile.scalar", "nanquantile",
             "nanquantile.scalar")
 
@@ -265,20 +266,15 @@ def cuda_autocast_lists() -> Iterator[None]:
                 return op(*args, **kwargs)
         return kernel
 
-    def through(op: Any) -> Callable:
-        def kernel(*args: Any, **kwargs: Any) -> Any:
-            with torch._C._ExcludeDispatchKeyGuard(below):
-                return op(*args, **kwargs)
-        return kernel
-
     library = torch.library.Library("aten", "IMPL")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
-            for names, policy in ((CUDA_FP32, fp32), (CUDA_FP32_SET_OPT_DTYPE, set_opt_dtype), (CUDA_PROMOTE, promote),
-                                  (CPU_ONLY, through)):
+            for names, policy in ((CUDA_FP32, fp32), (CUDA_FP32_SET_OPT_DTYPE, set_opt_dtype), (CUDA_PROMOTE, promote)):
                 for name in names:
                     library.impl(name, policy(_op(torch, name)), "AutocastCPU")
+            for name in CPU_ONLY:  # no autocast kernel, as on CUDA: the ops they call are autocast one by one
+                library.impl(name, torch.library.fallthrough_kernel, "AutocastCPU")
         yield
     finally:
         library._destroy()
