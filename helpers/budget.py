@@ -89,6 +89,10 @@ class GPU:
     memory: int  # bytes: the MiB the driver reports (nvidia-smi memory.total) × 2**20
     source: str
     datasheet_memory: str = ""  # the memory as the vendor prints it ("80 GB": 80 GiB of HBM), for reference
+    cuda_memory: int = 0  # bytes CUDA reports (torch.cuda.mem_get_info): what torch's allocator and vLLM can use
+    cuda_exact: bool = True  # measured to the byte (else as torch prints it, to 0.01 GiB: rounded to the MiB)
+    cuda_source: str = ""
+    cublas_workspace: int = 0  # torch's default cuBLAS workspace per handle on this GPU
 
     def describe(self) -> str:
         """``NVIDIA A100 80GB SXM: 312 TFLOP/s dense bf16, 2,039 GB/s, 81,920 MiB (datasheet: "80 GB")``."""
@@ -120,8 +124,15 @@ def gpu_table() -> dict[str, GPU]:
     """
     return {key: GPU(key, g["name"], _exact(g["bf16_dense_tflops"], 10**12),
                      _exact(g["memory_bandwidth_gbps"], 10**9), _exact(g["memory_mib"], 2**20), g["source"],
-                     g["memory_datasheet"])
+                     g["memory_datasheet"], *_cuda_total(g), g["cuda_source"], g["cublas_workspace_bytes"])
             for key, g in hardware()["gpus"].items()}
+
+
+def _cuda_total(g: dict[str, Any]) -> tuple[int, bool]:
+    """The bytes CUDA reports: measured (``cuda_total_bytes``), or torch's printed GiB rounded to the MiB."""
+    if "cuda_total_bytes" in g:
+        return int(g["cuda_total_bytes"]), True
+    return round(Fraction(str(g["cuda_total_gib"])) * 1024) * 2**20, False
 
 
 def gpu(name: str) -> GPU:

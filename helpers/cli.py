@@ -173,7 +173,19 @@ def _finetune_options(command) -> None:
     tune.add_argument("--optimizer", metavar="O", default="adamw", help="adamw, adamw8bit or sgd (default adamw)")
     tune.add_argument("--checkpointing", metavar="C", default="none", help="none or full (default none)")
     tune.add_argument("--weight-dtype", metavar="DTYPE", default="bf16",
-                      help=f"the frozen (QLoRA: the unquantized) weights: {', '.join(_memory.DTYPE_BITS)} (default bf16)")
+                      help=f"the weights as loaded (full: trained in it; QLoRA: the unquantized ones): "
+                           f"{', '.join(_memory.DTYPE_BITS)} (default bf16)")
+    tune.add_argument("--autocast", metavar="A", default="none",
+                      help="none or bf16: torch.autocast around the forward pass (with --weight-dtype fp32: torch AMP, "
+                           "Hugging Face Trainer's bf16=True; default none)")
+    tune.add_argument("--attn", metavar="ATTN", default="sdpa", help="sdpa (transformers' default) or eager")
+    tune.add_argument("--class", dest="model_class", metavar="CLASS",
+                      help="the transformers class trained (default: the language model; an encoder: its "
+                           "...ForSequenceClassification)")
+    tune.add_argument("--num-labels", metavar="N", help="labels of the class's label head (default 2)")
+    tune.add_argument("--simulate", action="store_true",
+                      help="run the real step on fake tensors (transformers, peft, torch; needs the [hf] extra) and "
+                           "report its peak")
 
 
 def _finetune_command(config: ModelConfig, args: argparse.Namespace) -> str:
@@ -182,10 +194,22 @@ def _finetune_command(config: ModelConfig, args: argparse.Namespace) -> str:
     rank = _positive("--rank", args.rank, 8)
     alpha = _positive("--alpha", args.alpha, 2 * rank)
     run = _finetune.Finetune(config, args.method, rank, args.targets, batch, seq_len, args.optimizer,
-                             args.checkpointing, args.weight_dtype, alpha)
+                             args.checkpointing, args.weight_dtype, alpha, args.autocast, args.attn)
+    if args.simulate:
+        return _finetune_simulated(config, run, args.json)
     if args.json:
         return json.dumps(_finetune.finetune_json(run))
     return f"{describe(config)}\n\n{_finetune.finetune_report(run)}"
+
+
+def _finetune_simulated(config: ModelConfig, run: _finetune.Finetune, as_json: bool) -> str:
+    """``finetune --simulate``: the step run by :mod:`helpers.simulate`; its peak replaces the closed form's."""
+    from . import simulate as _simulate
+
+    result = _simulate.simulate_run(config, run)
+    if as_json:
+        return json.dumps({**_finetune.finetune_json(run), **_simulate.simulated_json(result)})
+    return f"{describe(config)}\n\n{_finetune.finetune_report(run)}\n\n{_simulate.simulated_report(result)}"
 
 
 def _positive(option: str, value: str | None, default: int | None = None) -> int:

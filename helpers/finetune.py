@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .config import ConfigError, ModelConfig
@@ -30,6 +31,9 @@ from .memory import DTYPE_BITS, FULL, NO_RECOMPUTE, activation_bytes, fmt_bytes
 from .params import LM_HEAD, MATRIX, TABLE, Param, param_layout
 from .quantized import nf4_bytes
 from .report import fmt_int, table
+from . import peak as _peak
+
+AUTOCAST, ATTN = _peak.AUTOCAST, _peak.ATTN
 
 ALL_LINEAR = "all-linear"
 METHODS = ("full", "lora", "qlora")
@@ -246,11 +250,14 @@ class Finetune:
     checkpointing: str
     weight_dtype: str
     alpha: int | None = None
+    autocast: str = "none"  # "bf16": torch.autocast around the forward pass (with fp32 weights: torch AMP's layout)
+    attn: str = "sdpa"  # transformers' attention: "sdpa" (its default) or "eager"
 
     def __post_init__(self) -> None:
         for option, value, allowed in (("--method", self.method, METHODS), ("--optimizer", self.optimizer, OPTIMIZERS),
                                        ("--checkpointing", self.checkpointing, tuple(CHECKPOINTING)),
-                                       ("--weight-dtype", self.weight_dtype, tuple(DTYPE_BITS))):
+                                       ("--weight-dtype", self.weight_dtype, tuple(DTYPE_BITS)),
+                                       ("--autocast", self.autocast, AUTOCAST), ("--attn", self.attn, ATTN)):
             if value not in allowed:
                 raise ConfigError(option, f"must be one of {', '.join(allowed)}, got {value!r}")
 
@@ -343,6 +350,22 @@ class Finetune:
         return (self.frozen_weight_bytes + self.adapter_bytes + self.trained_weight_bytes + self.gradient_bytes
                 + self.optimizer_bytes + self.activation_bytes)
 
+    @property
+    def step(self) -> _peak.Step:
+        """This run as :mod:`helpers.peak` plays it."""
+        return _peak.Step(self.config, self.method, self.batch, self.seq_len, self.checkpointing, self.weight_dtype,
+                          self.autocast, self.attn, self.optimizer, self.rank, self.targets)
+
+    @cached_property
+    def peak(self) -> _peak.Peak | None:
+        """The step's peak (:func:`helpers.peak.training_peak`): what ``torch.cuda.max_memory_allocated()`` reports.
+        None where no tape of the family's step is written (:attr:`peak_refused` says why)."""
+        try:
+            return _peak.training_peak(self.step)
+        except ConfigError as error:
+            self.__dict__["peak_refused"] = str(error)
+            return None
+
     def formulas(self) -> dict[str, str]:
         """The formula of each part, as the text output prints it."""
         w = DTYPE_BITS[self.weight_dtype] / 8
@@ -380,10 +403,29 @@ def finetune_json(run: Finetune) -> dict[str, Any]:
         doc.update(rank=run.rank, alpha=run.alpha, targets=run.targets,
                    target_modules=len(run.adapters))
     doc.update(batch=run.batch, seq_len=run.seq_len, optimizer=run.optimizer, checkpointing=run.checkpointing,
-               weight_dtype=run.weight_dtype)
+               weight_dtype=run.weight_dtype, autocast=run.autocast, attn=run.attn,
+               **{"class": _peak.training_class(run.config)})
     doc.update({key: getattr(run, key) for key in KEYS})
     doc["activation_estimate"] = run.checkpointing == "none"
+    doc.update(peak_json(run))
     return doc
+
+
+def peak_json(run: Finetune) -> dict[str, Any]:
+    """The peak's keys of ``finetune --json``: ``peak_bytes``, ``peak_phase``, ``phases`` (bytes by part),
+    ``fits`` per GPU, and what the peak leaves out; ``peak_bytes`` null (and ``peak_refused``) without a tape."""
+    peak = run.peak
+    if peak is None:
+        return {"peak_bytes": None, "peak_phase": None, "phases": None, "fits": None,
+                "peak_refused": run.__dict__.get("peak_refused")}
+    return {"peak_bytes": peak.peak_bytes, "peak_phase": peak.peak_phase, "phases": peak.phases,
+            "peak_counted_by": "closed form (helpers.peak)", "fits": _peak.fits(peak),
+            "peak_excludes": PEAK_EXCLUDES}
+
+
+PEAK_EXCLUDES = ("the CUDA context (outside torch's allocator); the caching allocator's reserve beyond what it hands out "
+                 "(up to 15.7% of the peak in the measured steps, data/gpu_memory.json); a whole cached block handed out "
+                 "when less than 1 MiB of it would be left (--simulate models it)")
 
 
 def finetune_report(run: Finetune) -> str:
@@ -403,4 +445,26 @@ def finetune_report(run: Finetune) -> str:
              f"({share:.4%}) = {formulas['trainable_parameters']}", ""]
     rows = [(key.removesuffix("_bytes").replace("_", " "), fmt_int(getattr(run, key)), fmt_bytes(getattr(run, key)),
              formulas[key]) for key in KEYS[1:]]
-    return "\n".join([*lines, table(("part", "bytes", "", "formula"), rows, right=(1, 2))])
+    return "\n".join([*lines, table(("part", "bytes", "", "formula"), rows, right=(1, 2)), "", *peak_report(run)])
+
+
+def peak_report(run: Finetune) -> list[str]:
+    """The peak's lines of ``finetune``: each phase's bytes by part, the peak, and the verdict per GPU."""
+    peak = run.peak
+    if peak is None:
+        return [f"peak: not computed ({run.__dict__.get('peak_refused')}); --simulate runs the step itself"]
+    names = list(peak.phases)
+    parts = list(dict.fromkeys(p for phase in peak.phases.values() for p in phase))
+    rows = [(part, *(fmt_int(peak.phases[n][part]) if part in peak.phases[n] else "" for n in names)) for part in parts]
+    totals = peak.phase_totals()
+    rows.append(("total", *(fmt_int(totals[n]) + (" *" if n == peak.peak_phase else "") for n in names)))
+    verdicts = _peak.fits(peak)
+    head = (f"peak of one step (the second: gradients and AdamW's moments held), as torch.cuda.max_memory_allocated() "
+            f"reports it; {run.attn} attention, autocast {run.autocast}, class {_peak.training_class(run.config)}")
+    return [head, table(("part", *names), rows, right=tuple(range(1, len(names) + 1))),
+            f"peak: {fmt_int(peak.peak_bytes)} bytes ({fmt_bytes(peak.peak_bytes)}) in the {peak.peak_phase} "
+            "(cuBLAS workspaces of a Hopper GPU)",
+            f"fits (the peak, the allocator's reserve up to {_peak.reserve_margin():.1%} and a 0.5 GiB context, within the "
+            "memory CUDA reports): " + "; ".join(f"{k} {fmt_bytes(v['cuda_memory'])} {v['fits']}" for k, v in
+                                                  verdicts.items()),
+            f"left out: {PEAK_EXCLUDES}"]

@@ -787,6 +787,7 @@ def llama_model(tape: Tape, m: Model) -> Tensor:
     ids = tape.input("input_ids", T, "int64")
     table = m.param(tape, "embed_tokens.weight", V * H)
     x = tape.embedding(ids, table, T, H)
+    embeds = x  # LlamaModel's inputs_embeds, a local until it returns
     if m.lora or m.qlora:  # peft's enable_input_require_grads: the embeddings' output is a leaf needing a gradient
         x.grad = tape.grad
         tape.pin(x, "backward")
@@ -800,7 +801,8 @@ def llama_model(tape: Tape, m: Model) -> Tensor:
         x = llama_layer(tape, m, x, cos, sin, use_cache)
     tape.layer = None
     x = tape.rms_norm(x, m.param(tape, "norm.weight", H), T)
-    tape.touch(positions)  # the base model returns: its cache_position goes
+    tape.touch(positions)  # the base model returns: its cache_position and inputs_embeds go
+    tape.touch(embeds)
     tape.pin(x, "output")  # the base model's output (last_hidden_state) lives until the causal LM returns
     tied = m.config.flags.get("tie_word_embeddings", False)
     head = table if tied else m.param(tape, "lm_head.weight", V * H)
@@ -865,13 +867,14 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
     act = m.read("activation_function", "gelu_new")
     ids = tape.input("input_ids", T, "int64")
     wte = m.param(tape, "wte.weight", V * H)
-    x = tape.embedding(ids, wte, T, H)
+    embeds = tape.embedding(ids, wte, T, H)
+    if m.lora or m.qlora:  # peft's enable_input_require_grads: the token table's output is a leaf needing a gradient
+        embeds.grad = tape.grad
+        tape.pin(embeds, "backward")
     positions = tape.new("position_ids", m.S, "int64", False)
     tape.record("arange", [], [positions], [])
     pos = tape.embedding(positions, m.param(tape, "wpe.weight", P * H), m.S, H)
-    x = tape.add(x, pos)
-    if m.lora or m.qlora:
-        x.grad = tape.grad
+    x = tape.add(embeds, pos)
     x = tape.dropout(x, p_embd)
     mask = eager_mask(tape, m, x.dtype)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
@@ -904,7 +907,8 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
         x = tape.add(x, y)
     tape.layer = None
     x = tape.layer_norm(x, m.param(tape, "ln_f.weight", H), m.param(tape, "ln_f.bias", H), T)
-    tape.touch(positions)
+    for t in (positions, embeds, pos):  # GPT2Model's locals
+        tape.touch(t)
     tape.pin(x, "output")
     logits = tape.linear(x, wte, V, "logits", rows=T)
     tape.pin(logits, "output")
@@ -940,6 +944,7 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     p_hidden, p_attn = float(m.read("hidden_dropout", 0.0)), float(m.read("attention_dropout", 0.0))
     ids = tape.input("input_ids", T, "int64")
     x = tape.embedding(ids, m.param(tape, "embed_in.weight", V * H), T, H)
+    embeds = x
     if m.lora or m.qlora:
         x.grad = tape.grad
         tape.pin(x, "backward")
@@ -981,6 +986,7 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     tape.layer = None
     x = tape.layer_norm(x, m.param(tape, "final_layer_norm.weight", H), m.param(tape, "final_layer_norm.bias", H), T)
     tape.touch(positions)
+    tape.touch(embeds)
     tape.pin(x, "output")
     tied = m.config.flags.get("tie_word_embeddings", False)
     head = m.param(tape, "embed_out.weight" if not tied else "embed_in.weight", V * H)
@@ -1012,6 +1018,9 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
     p_attn = float(m.read("attention_probs_dropout_prob", 0.1))
     ids = tape.input("input_ids", T, "int64")
     x = tape.embedding(ids, m.param(tape, "word_embeddings.weight", V * H), T, H)
+    if m.lora or m.qlora:  # peft's enable_input_require_grads: the token table's output is a leaf needing a gradient
+        x.grad = tape.grad
+        tape.pin(x, "backward")
     segments = tape.new("token_type_ids", m.S, "int64", False)  # gathered from the zero buffer
     tape.record("gather", [], [segments], [])
     if m["T"]:
@@ -1020,9 +1029,8 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
                                    m.param(tape, "position_embeddings.weight", P * H), m.S, H))
     x = tape.layer_norm(x, m.param(tape, "embeddings.LayerNorm.weight", H), m.param(tape, "embeddings.LayerNorm.bias", H),
                         T)
-    if m.lora or m.qlora:
-        x.grad = tape.grad
     x = tape.dropout(x, p_hidden)
+    embeds = x  # BertModel's embedding_output, a local until it returns (after the pooler)
     mask = eager_mask(tape, m, x.dtype)
     if mask is not None:
         mask.storage.nbytes = allocated(m.B * m.S * m.S * ITEMSIZE[mask.dtype])
@@ -1060,6 +1068,7 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
     first = tape.view(x, "first token", m.B * H)
     pooled = projection(tape, m, first, H, H, "pooler.dense", True, targeted=True)
     pooled = tape.unary("tanh", pooled, "output")
+    tape.touch(embeds)
     pooled = tape.dropout(pooled, float(m.read("classifier_dropout", None) or p_hidden))
     logits = projection(tape, m, pooled, H, C, "classifier", True, targeted=False)
     tape.pin(logits, "output")
@@ -1235,10 +1244,52 @@ def training_peak(step: Step) -> Peak:
         BACKWARD: {**held, "activations and temporaries": at_start + backward_walk, "cuBLAS workspaces": workspace},
         STEP: {**held, "optimizer temporaries": temporaries, "cuBLAS workspaces": workspace},
     }
+    del layer_of
     totals = {name: sum(parts.values()) for name, parts in phases.items()}
     phase = max(totals, key=lambda name: totals[name])
     del R
     return Peak(totals[phase], phase, phases, workspace)
+
+
+# --- will it fit? ---------------------------------------------------------------------------------------------------
+
+CONTEXT = 512 * MiB  # the CUDA context and its libraries' modules, outside torch's allocator: an allowance, not measured
+
+
+def reserve_margin() -> float:
+    """The most the caching allocator reserved beyond what it had handed out at a training step's peak, as a fraction,
+    over the steps of ``data/gpu_memory.json`` (``peak_reserved / peak_allocated − 1``).
+
+    Introduced in ``13_will_it_fit``.
+    """
+    from .config import DATA_DIR, read_json
+
+    rows = read_json(DATA_DIR / "gpu_memory.json")["rows"]
+    return max(r["peak_reserved"] / r["peak_allocated"] - 1 for r in rows if r["method"] != "inference")
+
+
+def fits(peak: Peak, threads: int = MATMUL_THREADS) -> dict[str, dict[str, Any]]:
+    """For each GPU of ``data/hardware.json``: the peak with that GPU's cuBLAS workspaces, the memory CUDA reports,
+    and the verdict: ``"yes"`` when the peak, the allocator's largest measured reserve on top of it and the
+    context allowance fit; ``"no"`` when the peak alone does not; ``"tight"`` between.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    from .budget import gpu_table
+
+    margin = reserve_margin()
+    out = {}
+    for key, g in gpu_table().items():
+        need = peak.peak_bytes - peak.workspace + threads * g.cublas_workspace
+        if need * (1 + margin) + CONTEXT <= g.cuda_memory:
+            verdict = "yes"
+        elif need + CONTEXT > g.cuda_memory:
+            verdict = "no"
+        else:
+            verdict = "tight"
+        out[key] = {"fits": verdict, "peak_bytes": need, "cuda_memory": g.cuda_memory,
+                    "headroom_bytes": g.cuda_memory - need}
+    return out
 
 
 def allocated_trained(step: Step) -> list[int]:
@@ -1253,8 +1304,8 @@ def allocated_trained(step: Step) -> list[int]:
     return [allocated(4 * v) for a in targeted(config, step.targets, step.rank) for v in (a.a, a.b)]
 
 
-def forward_live_at_peak(step: Step) -> list[tuple[int, str]]:
-    """Debug: the storages live at the forward pass's peak (bytes, name)."""
+def forward_live_at_peak(step: Step, at: int | None = None) -> list[tuple[int, str]]:
+    """Debug: the storages live at the forward pass's peak (bytes, name), or after node ``at``."""
     tape, loss, m = build_tape(step)
     last_use: dict[int, int] = {}
     for i, node in enumerate(tape.nodes):
@@ -1271,7 +1322,7 @@ def forward_live_at_peak(step: Step) -> list[tuple[int, str]]:
             if s is not None and id(s) not in live and tape.created.get(id(s)) == i:
                 live[id(s)] = (s.nbytes, f"{node.op}: {t.name} [{t.dtype}] L{node.layer}")
                 current += s.nbytes
-        if current > peak:
+        if (at is None and current > peak) or at == i:
             peak, best = current, list(live.values())
         for t in (*node.inputs, *node.outputs):
             s = t.storage

@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterator, Mapping
 from .config import ConfigError
 
 BLOCK = 512  # CUDA's caching allocator rounds every allocation up to a multiple of 512 bytes
+CUBLAS_WORKSPACE = 32 * 2**20  # torch's default cuBLAS workspace per thread on a Hopper GPU (helpers.peak)
 CUSTOM_MAX_M = 1536  # bitsandbytes (CUDA): past this many rows gemm_4bit dequantizes, then calls F.linear
 INSTALL = "pip install -e .[hf]"
 FORWARD, BACKWARD, STEP = "forward", "backward", "optimizer step"
@@ -79,6 +80,9 @@ class Simulated:
     timeline: list[tuple[str, int]] = field(repr=False)
     kernels: dict[str, int]
     seconds: float
+    tensor_peak_bytes: int = 0  # the same count with each tensor rounded to 512 bytes (no allocator): the closed form's
+    tensor_phases: dict[str, int] = field(default_factory=dict)
+    workspace: int = 0  # the cuBLAS workspaces a fresh process adds (helpers.peak), not counted by the run
 
 
 def _torch() -> Any:
@@ -90,50 +94,150 @@ def _torch() -> Any:
     return torch
 
 
-class _Counter:
-    """Live bytes of every storage the step creates, by the allocator's rounding; a storage leaves when freed."""
+class CachingAllocator:
+    """CUDA's caching allocator as torch configures it by default (one stream, no expandable segments), for
+    ``allocated_bytes``: what ``torch.cuda.memory_allocated()`` counts is the blocks it hands out, not the tensors.
+
+    A request is rounded up to 512 bytes and served from a pool: blocks of at most 1 MiB from 2 MiB segments, larger
+    ones from segments of 20 MiB (under 10 MiB) or of the request rounded up to 2 MiB. The smallest cached block that
+    is large enough is taken; it is split only if what remains is at least 512 bytes (small pool) or more than 1 MiB
+    (large pool), else handed out whole, the remainder counted as allocated; a freed block merges with free
+    neighbours of its segment. Segments are never returned (no ``empty_cache``). (torch's
+    ``c10/cuda/CUDACachingAllocator.cpp``: ``kMinBlockSize``, ``kSmallSize``, ``kSmallBuffer``, ``kLargeBuffer``,
+    ``kMinLargeAlloc``, ``kRoundLarge``, ``get_free_block``, ``should_split``, ``try_merge_blocks``.)
+    """
+
+    MIN_BLOCK, SMALL, SMALL_BUFFER, LARGE_BUFFER, MIN_LARGE, ROUND_LARGE = 512, 2**20, 2 * 2**20, 20 * 2**20, \
+        10 * 2**20, 2 * 2**20
+
+    class Block:
+        __slots__ = ("ptr", "size", "free", "prev", "next", "small")
+
+        def __init__(self, ptr: int, size: int, small: bool) -> None:
+            self.ptr, self.size, self.free, self.prev, self.next, self.small = ptr, size, True, None, None, small
 
     def __init__(self) -> None:
-        self.live = 0
+        self.pools: dict[bool, list] = {True: [], False: []}  # sorted (size, ptr, id, block)
+        self.allocated = 0
+        self.reserved = 0
+        self._next = 0
+
+    def malloc(self, nbytes: int) -> Any:
+        import bisect
+
+        size = allocated(max(nbytes, 1))
+        small = size <= self.SMALL
+        pool = self.pools[small]
+        i = bisect.bisect_left(pool, (size, -1, -1))
+        if i < len(pool):
+            block = pool.pop(i)[3]
+        else:
+            segment = self.SMALL_BUFFER if small else (
+                self.LARGE_BUFFER if size < self.MIN_LARGE else -(-size // self.ROUND_LARGE) * self.ROUND_LARGE)
+            block = self.Block(self._next, segment, small)
+            self._next += segment + 2**40  # segments apart: never merged with each other
+            self.reserved += segment
+        remaining = block.size - size
+        if (remaining >= self.MIN_BLOCK) if small else (remaining > self.SMALL):
+            rest = self.Block(block.ptr + size, remaining, small)
+            rest.prev, rest.next = block, block.next
+            if block.next is not None:
+                block.next.prev = rest
+            block.next, block.size = rest, size
+            self._insert(rest)
+        block.free = False
+        self.allocated += block.size
+        return block
+
+    def free(self, block: Any) -> None:
+        self.allocated -= block.size
+        block.free = True
+        for other in (block.prev, block.next):
+            if other is None or not other.free:
+                continue
+            self._remove(other)
+            if other is block.prev:
+                other.size += block.size
+                other.next = block.next
+                if block.next is not None:
+                    block.next.prev = other
+                block = other
+            else:
+                block.size += other.size
+                block.next = other.next
+                if other.next is not None:
+                    other.next.prev = block
+        self._insert(block)
+
+    def _insert(self, block: Any) -> None:
+        import bisect
+
+        bisect.insort(self.pools[block.small], (block.size, block.ptr, id(block), block))
+
+    def _remove(self, block: Any) -> None:
+        import bisect
+
+        pool = self.pools[block.small]
+        pool.pop(bisect.bisect_left(pool, (block.size, block.ptr, id(block))))
+
+
+class _Counter:
+    """Live bytes of every storage the step creates, two ways: each tensor rounded to 512 bytes (what the closed form
+    counts) and the blocks :class:`CachingAllocator` hands out (what ``max_memory_allocated`` reports)."""
+
+    def __init__(self) -> None:
+        self.tensors = 0
+        self.allocator = CachingAllocator()
         self.peak = 0
+        self.tensor_peak = 0
         self.phase = "build"
         self.phase_peaks: dict[str, int] = {}
+        self.tensor_phase_peaks: dict[str, int] = {}
         self.timeline: list[tuple[str, int]] = []
         self._keys: dict[int, Any] = {}
         self.ignored: set[int] = set()
 
+    @property
+    def live(self) -> int:
+        return self.allocator.allocated
+
     def add(self, storage: Any) -> None:
         key = id(storage)
         ref = self._keys.get(key)
-        if ref is not None and ref() is storage:
-            return
-        if key in self.ignored:
+        if (ref is not None and ref[0]() is storage) or key in self.ignored or storage.nbytes() == 0:
             return
         n = allocated(storage.nbytes())
-        self.live += n
+        block = self.allocator.malloc(storage.nbytes())
+        self.tensors += n
 
-        def free(_: Any, n: int = n, key: int = key) -> None:
-            self.live -= n
+        def free(_: Any, n: int = n, key: int = key, block: Any = block) -> None:
+            self.tensors -= n
+            self.allocator.free(block)
             self._keys.pop(key, None)
-        self._keys[key] = weakref.ref(storage, free)
-        if self.live > self.peak:
-            self.peak = self.live
-        if self.live > self.phase_peaks.get(self.phase, -1):
-            self.phase_peaks[self.phase] = self.live
-        if not self.timeline or self.timeline[-1] != (self.phase, self.live):
-            self.timeline.append((self.phase, self.live))
+        self._keys[key] = (weakref.ref(storage, free), block, n)
+        live = self.allocator.allocated
+        self.peak = max(self.peak, live)
+        self.tensor_peak = max(self.tensor_peak, self.tensors)
+        if live > self.phase_peaks.get(self.phase, -1):
+            self.phase_peaks[self.phase] = live
+        if self.tensors > self.tensor_phase_peaks.get(self.phase, -1):
+            self.tensor_phase_peaks[self.phase] = self.tensors
+        if not self.timeline or self.timeline[-1] != (self.phase, live):
+            self.timeline.append((self.phase, live))
 
     def forget(self, storage: Any) -> None:
         """Stop counting a storage the GPU run keeps on the host (an optimizer's step counter)."""
         key = id(storage)
-        ref = self._keys.pop(key, None)
-        if ref is not None and ref() is storage:
-            self.live -= allocated(storage.nbytes())
+        entry = self._keys.pop(key, None)
+        if entry is not None and entry[0]() is storage:
+            self.tensors -= entry[2]
+            self.allocator.free(entry[1])
         self.ignored.add(key)
 
     def enter(self, phase: str) -> None:
         self.phase = phase
         self.phase_peaks[phase] = max(self.phase_peaks.get(phase, 0), self.live)
+        self.tensor_phase_peaks[phase] = max(self.tensor_phase_peaks.get(phase, 0), self.tensors)
 
 
 def _counting_mode(counter: _Counter, answers: Mapping[str, Any]) -> Any:
@@ -521,7 +625,9 @@ def simulate_finetune(raw: Mapping[str, Any], method: str = "lora", rank: int = 
     phases = {name: counter.phase_peaks[name] for name in (FORWARD, BACKWARD, STEP)}
     phase = max(counter.phase_peaks, key=lambda name: counter.phase_peaks[name])
     return Simulated(counter.peak, phase.split(" (")[0], phases, loaded, held, resident, counter.timeline, kernels,
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, counter.tensor_peak,
+                     {name: counter.tensor_phase_peaks[name] for name in (FORWARD, BACKWARD, STEP)},
+                     2 * CUBLAS_WORKSPACE)
 
 
 def _resident(model: Any, opt: Any, counter: _Counter) -> dict[str, int]:
@@ -548,7 +654,7 @@ def _resident(model: Any, opt: Any, counter: _Counter) -> dict[str, int]:
              "gradients": bytes_of(p.grad for p in params),
              "optimizer state": bytes_of(v for s in opt.state.values() for v in s.values()
                                          if isinstance(v, torch.Tensor))}
-    kinds["buffers and quantization state"] = counter.live - sum(kinds.values())
+    kinds["buffers and quantization state"] = counter.tensors - sum(kinds.values())
     return kinds
 
 
@@ -589,4 +695,43 @@ def simulate_generate(raw: Mapping[str, Any], batch: int, prompt: int, new_token
     phases = {name: counter.phase_peaks.get(name, 0) for name in (PREFILL, DECODE)}
     phase = max(phases, key=lambda name: phases[name])
     return Simulated(counter.peak, phase, phases, loaded, held, {"weights": loaded}, counter.timeline, kernels,
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, counter.tensor_peak,
+                     {name: counter.tensor_phase_peaks.get(name, 0) for name in (PREFILL, DECODE)}, CUBLAS_WORKSPACE)
+
+
+def simulate_run(config: Any, run: Any) -> Simulated:
+    """``finetune --simulate``: the :class:`~helpers.finetune.Finetune` run, simulated on its config's own keys."""
+    from . import peak
+
+    if not config.raw:
+        raise ConfigError("--simulate", "needs the config's own keys (a config.json)")
+    return simulate_finetune(config.raw, run.method, run.rank, run.alpha, run.targets, run.batch, run.seq_len,
+                             run.checkpointing, run.weight_dtype, run.autocast, run.attn, run.optimizer,
+                             peak.training_class(config), config.sizes.get("C"))
+
+
+def simulated_json(sim: Simulated) -> dict[str, Any]:
+    """The keys ``--simulate`` adds, and the peak it replaces: ``peak_bytes`` is the simulated peak as the caching
+    allocator books it, plus the cuBLAS workspaces of a Hopper GPU."""
+    return {"peak_bytes": sim.peak_bytes + sim.workspace, "peak_phase": sim.peak_phase,
+            "peak_counted_by": "simulation (helpers.simulate)",
+            "simulated": {"allocated_peak_bytes": sim.peak_bytes, "tensor_peak_bytes": sim.tensor_peak_bytes,
+                          "cublas_workspace_bytes": sim.workspace, "phases": sim.phases,
+                          "tensor_phases": sim.tensor_phases, "loaded_bytes": sim.loaded_bytes,
+                          "held_bytes": sim.held_bytes, "attention_kernels": sim.kernels,
+                          "seconds": round(sim.seconds, 1)}}
+
+
+def simulated_report(sim: Simulated) -> str:
+    """The lines ``--simulate`` adds to the text output."""
+    from .memory import fmt_bytes
+    from .report import fmt_int
+
+    total = sim.peak_bytes + sim.workspace
+    phases = "; ".join(f"{name} {fmt_bytes(n)}" for name, n in sim.phases.items())
+    return "\n".join([
+        f"simulated (the real step on fake tensors, {sim.seconds:.1f} s): peak {fmt_int(total)} bytes ({fmt_bytes(total)}) "
+        f"in the {sim.peak_phase}",
+        f"  = {fmt_int(sim.peak_bytes)} in the caching allocator's blocks + {fmt_int(sim.workspace)} cuBLAS workspaces; "
+        f"tensors alone (512-byte rounding): {fmt_int(sim.tensor_peak_bytes)}",
+        f"  each phase's peak: {phases}; attention kernels: {sim.kernels or 'none (eager)'}"])
