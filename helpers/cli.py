@@ -36,6 +36,7 @@ from . import fallback as _fallback
 from . import finetune as _finetune
 from . import flops as _flops
 from . import memory as _memory
+from . import peak as _peak
 from . import serve as _serve
 
 EXIT_BAD_INPUT = 2
@@ -110,6 +111,11 @@ def _parser() -> argparse.ArgumentParser:
     memory.add_argument("--gpus", metavar="N", help="training state per GPU when N GPUs share the training (with --zero, --tp)")
     memory.add_argument("--zero", metavar="Z", help="ZeRO stage: 0 (data parallel), 1, 2 or 3 (= FSDP); default 0")
     memory.add_argument("--tp", metavar="T", help="tensor-parallel degree, dividing N and the heads (default 1)")
+    memory.add_argument("--new-tokens", metavar="N", help="also the peak of model.generate: a prompt of --seq-len tokens, "
+                                                         "N new tokens, transformers' default cache, in --dtype")
+    memory.add_argument("--attn", metavar="ATTN", default="sdpa", help="with --new-tokens: sdpa (default) or eager")
+    memory.add_argument("--simulate", action="store_true",
+                        help="with --new-tokens: run generate itself on fake tensors (needs the [hf] extra)")
 
     budget = command("budget", "training FLOPs, GPU-hours and days, and the decode ceiling", _budget_command)
     budget.add_argument("--tokens", metavar="D", help="training tokens, e.g. 300000000000 or 3e11 (required)")
@@ -327,9 +333,53 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
     if args.dtype not in _memory.DTYPE_BITS:
         raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
     result = _memory.Memory(config, batch, seq_len, args.dtype)
+    if args.new_tokens is None:
+        for option in ("simulate",):
+            if getattr(args, option):
+                raise ConfigError(f"--{option}", "goes with --new-tokens (the peak of generate)")
+        if args.json:
+            return json.dumps(_memory.memory_json(result))
+        return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
+    new_tokens = _positive("--new-tokens", args.new_tokens)
+    if args.attn not in _peak.ATTN:
+        raise ConfigError("--attn", f"must be one of {', '.join(_peak.ATTN)}, got {args.attn!r}")
+    if args.dtype not in ("fp32", "fp16", "bf16"):
+        raise ConfigError("--dtype", f"generate runs the weights in fp32, fp16 or bf16, got {args.dtype!r}")
+    if _memory.kv_cache_formula(config) is None:
+        raise ConfigError("--new-tokens", f"{config.name} is an encoder: it generates no tokens")
+    doc = _generate_doc(config, batch, seq_len, new_tokens, args)
     if args.json:
-        return json.dumps(_memory.memory_json(result))
-    return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
+        return json.dumps({**_memory.memory_json(result), **doc})
+    return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}\n\n{_generate_text(doc)}"
+
+
+def _generate_doc(config: ModelConfig, batch: int, seq_len: int, new_tokens: int, args: argparse.Namespace) -> dict:
+    """``memory --new-tokens``: the peak of generate, by the closed form or (``--simulate``) by the run itself."""
+    if args.simulate:
+        from . import simulate as _simulate
+
+        if not config.raw:
+            raise ConfigError("--simulate", "needs the config's own keys (a config.json)")
+        sim = _simulate.simulate_generate(config.raw, batch, seq_len, new_tokens, args.dtype, args.attn)
+        return {"new_tokens": new_tokens, "attn": args.attn, "generate_peak_bytes": sim.peak_bytes + sim.workspace,
+                "generate_peak_phase": sim.peak_phase, "generate_counted_by": "simulation (helpers.simulate)",
+                "generate_phases": sim.phases, "generate_seconds": round(sim.seconds, 1)}
+    peak = _peak.generate_peak(config, batch, seq_len, new_tokens, args.dtype, args.attn)
+    return {"new_tokens": new_tokens, "attn": args.attn, "generate_peak_bytes": peak.peak_bytes,
+            "generate_peak_phase": peak.peak_phase, "generate_counted_by": "closed form (helpers.peak)",
+            "generate_phases": peak.phases, "generate_fits": _peak.fits(peak, threads=1)}
+
+
+def _generate_text(doc: dict) -> str:
+    lines = [f"generate, {doc['new_tokens']} new tokens ({doc['attn']} attention): peak "
+             f"{doc['generate_peak_bytes']:,} bytes ({_memory.fmt_bytes(doc['generate_peak_bytes'])}) in the "
+             f"{doc['generate_peak_phase']}, {doc['generate_counted_by']}"]
+    for phase, parts in doc["generate_phases"].items():
+        if isinstance(parts, dict):
+            lines.append(f"  {phase}: " + "; ".join(f"{k} {v:,}" for k, v in parts.items()))
+    if "generate_fits" in doc:
+        lines.append("  fits: " + "; ".join(f"{k} {v['fits']}" for k, v in doc["generate_fits"].items()))
+    return "\n".join(lines)
 
 
 def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Namespace, untaught: str = "",

@@ -1331,3 +1331,88 @@ def forward_live_at_peak(step: Step, at: int | None = None) -> list[tuple[int, s
             if last_use.get(id(s), tape.created.get(id(s), -1)) <= i:
                 current -= live.pop(id(s))[0]
     return best
+
+
+# --- generate --------------------------------------------------------------------------------------------------------
+
+GENERATE_PROGRAMS: dict[str, Callable[[Tape, Model, int], list[Tensor]]] = {}
+
+
+def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
+    """``generate``'s first forward pass over the prompt (no gradients): each layer's keys and values copied into
+    transformers' ``DynamicCache`` (kept), the head on the last position only (``logits_to_keep=1``), the next
+    token's logits copied to fp32. Returns the cache's tensors."""
+    T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
+    ids = tape.input("input_ids", T, "int64")
+    mask = tape.new("attention_mask (ones)", T, "int64", False)  # generate's, for the whole call
+    tape.record("ones_like", [], [mask], [])
+    tape.pin(mask, "generate")
+    table = m.param(tape, "embed_tokens.weight", V * H)
+    x = tape.embedding(ids, table, T, H)
+    embeds = x
+    positions = tape.new("cache_position", m.S, "int64", False)
+    tape.record("arange", [], [positions], [])
+    cos, sin = _rotary(tape, m, x.dtype, d)
+    cache: list[Tensor] = []
+    for i in range(m["L"]):
+        tape.layer = i
+        x = llama_layer(tape, m, x, cos, sin, True)
+    tape.layer = None
+    for node in tape.nodes:
+        cache += [t for t in node.outputs if t.name in ("cached keys", "cached values")]
+    for t in cache:
+        tape.pin(t, "generate")
+    x = tape.rms_norm(x, m.param(tape, "norm.weight", H), T)
+    tape.touch(positions)
+    tape.touch(embeds)
+    last = tape.view(x, "last position", m.B * H)
+    head = table if m.config.flags.get("tie_word_embeddings", False) else m.param(tape, "lm_head.weight", V * H)
+    logits = tape.linear(last, head, V, "logits (last position)", rows=m.B)
+    tape.touch(x)
+    tape.cast(logits, "fp32", "next-token logits (fp32)")
+    return cache
+
+
+GENERATE_PROGRAMS["llama"] = llama_prefill
+
+
+def generate_peak(config: ModelConfig, batch: int, prompt: int, new_tokens: int, dtype: str = "bf16",
+                  attn: str = "sdpa") -> Peak:
+    """The peak of ``model.generate``: a prompt of ``prompt`` tokens for each of ``batch`` sequences, exactly
+    ``new_tokens`` new tokens, greedy, transformers' default cache, weights and cache in ``dtype``.
+
+    Introduced in ``13_will_it_fit``. Two phases: the prefill (the prompt's forward pass, no gradients: each layer's
+    transients on top of the cache so far), and the decode steps, whose last holds the cache of prompt + new − 1
+    tokens while one layer's keys (then values) are copied one token longer (``torch.cat``).
+    """
+    from .params import param_layout
+
+    program = GENERATE_PROGRAMS.get(config.model_type)
+    if program is None:
+        raise ConfigError("model_type", f"{config.model_type!r}: no tape of its generate is written yet")
+    step = Step(config, "full", batch, prompt, "none", dtype, "none", attn, "sgd")
+    m = _model(step)
+    m.trainable = False
+    tape = Tape(False, dtype, training=False, grad=False)
+    cache = program(tape, m, new_tokens)
+    weights = sum((n * allocated(p.count * ITEMSIZE[dtype]) for p, n in param_layout(config).rows()), 0)
+    held = {"weights": weights, "buffers": _buffers(m), "inputs": allocated(8 * batch * prompt)}
+    prefill, _ = _forward_live(tape, 0, lambda node: False)
+    # the last decode step: the cache of prompt + new − 1 tokens, one layer's keys copied one token longer
+    per_token = {id(t): t.nbytes // prompt if prompt else 0 for t in cache}
+    width = [t.numel // prompt for t in cache]
+    final = prompt + new_tokens - 1
+    cache_end = sum((allocated(w * final * ITEMSIZE[t.dtype]) for w, t in zip(width, cache)), 0)
+    copy = max((allocated(w * (final - 1) * ITEMSIZE[t.dtype]) for w, t in zip(width, cache)), default=0)
+    bookkeeping = allocated(8 * batch * prompt) + allocated(8 * batch * (prompt + new_tokens))
+    logits = allocated(batch * m["V"] * ITEMSIZE[dtype]) + 2 * allocated(batch * m["V"] * 4)
+    del per_token
+    workspace = CUBLAS_WORKSPACE
+    phases = {
+        PREFILL: {**held, "cache and activations": prefill, "cuBLAS workspace": workspace},
+        DECODE: {**held, "KV cache": cache_end, "cache copy (one layer's keys, one token longer)": copy,
+                 "ids, mask and logits": bookkeeping + logits, "cuBLAS workspace": workspace},
+    }
+    totals = {name: sum(parts.values()) for name, parts in phases.items()}
+    phase = max(totals, key=lambda name: totals[name])
+    return Peak(totals[phase], phase, phases, workspace)

@@ -257,8 +257,8 @@ def _counting_mode(counter: _Counter, answers: Mapping[str, Any]) -> Any:
             if func is local_scalar:
                 try:  # a fake tensor made from a constant (an optimizer's step counter) knows its value
                     return func(*args, **kwargs)
-                except DataDependentOutputException:  # the questions transformers asks the data (right padding,
-                    return answers.get(str(args[0].dtype), 0)  # finished sequences): answered as the harness's are
+                except DataDependentOutputException:  # a question transformers asks the data: the harness's answer
+                    return _answer() if args[0].dtype == torch.bool else 0
             if gemm_4bit is not None and func is gemm_4bit:
                 out = _dequantize_then_linear(args, kwargs)
                 if out is not None:
@@ -440,16 +440,31 @@ def cuda_kernels(kernels: dict[str, int]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _unpacked_batches() -> Iterator[None]:
-    """transformers' packed-sequence detection answered as for the harness's inputs: one sequence per row."""
+def _real_masks() -> Iterator[None]:
+    """transformers' masking code treats a fake tensor as a traced one and builds every mask in full; on the GPU it
+    asks the data instead (is the padding mask all ones? is the batch packed?): let it ask."""
     import transformers.masking_utils as masking
 
-    found = masking.find_packed_sequence_indices
-    masking.find_packed_sequence_indices = lambda position_ids: None
+    tracing = masking.is_tracing
+    masking.is_tracing = lambda *args, **kwargs: False
     try:
         yield
     finally:
-        masking.find_packed_sequence_indices = found
+        masking.is_tracing = tracing
+
+
+def _answer() -> bool:
+    """What the harness's data answers to a question a fake tensor cannot: transformers' masking code asks whether the
+    mask is all ones and the batch unpacked (yes: no padding, one sequence per row); ``generate`` whether a prompt is
+    padded on the right or a sequence has finished (no: min_new_tokens = max_new_tokens)."""
+    import sys
+
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "transformers.masking_utils":
+            return True
+        frame = frame.f_back
+    return False
 
 
 # --- the model ---------------------------------------------------------------------------------------------------
@@ -535,7 +550,7 @@ def _session() -> Iterator[Any]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from . import fallback
 
-    with fallback._quiet(), _unpacked_batches():
+    with fallback._quiet(), _real_masks():
         yield FakeTensorMode(allow_non_fake_inputs=True)
 
 
