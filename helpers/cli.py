@@ -401,9 +401,18 @@ def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Na
     return json.dumps(_fallback.counted_json(result)) if args.json else _fallback.count_text(result, args.tensors)
 
 
+FLAGS_ANYWHERE = ("--simulate", "--json")
+
+
+def _flags_last(argv: Sequence[str]) -> list[str]:
+    """The flags that take no value moved to the end, so that ``--rank --simulate 16`` (a flag dropped between an option
+    and its value by a script that assembles the command) reads as ``--rank 16 --simulate``."""
+    return [a for a in argv if a not in FLAGS_ANYWHERE] + [a for a in argv if a in FLAGS_ANYWHERE]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_flags_last(sys.argv[1:] if argv is None else argv))
     try:
         labels = getattr(args, "num_labels", None)
         labels = None if labels is None else _positive("--num-labels", labels)
