@@ -286,8 +286,9 @@ class Tape:
 
     def layer_norm(self, x: Tensor, w: Tensor, b: Tensor | None, rows: int) -> Tensor:
         """``F.layer_norm`` (fp32 under CUDA's autocast): saves its input, the mean and 1/σ (fp32, one per row)."""
-        if self.autocast:
-            x = self.cast(x, "fp32")
+        if self.autocast:  # CUDA's fp32 policy: the input, the gain and the shift cast (16-bit weights: fresh copies)
+            x, w = self.cast(x, "fp32"), self.cast(w, "fp32")
+            b = self.cast(b, "fp32") if b is not None else None
         y = self.new(f"layer_norm({x.name})", x.numel, x.dtype, x.grad or w.grad)
         mean = self.new("mean", rows, "fp32", False)
         rstd = self.new("1/σ", rows, "fp32", False)
@@ -295,8 +296,9 @@ class Tape:
         for t in (w, b):
             if t is not None and t.grad:
                 grads[id(t)] = allocated(t.numel * ITEMSIZE[t.dtype])
-        self.record("native_layer_norm", [x, w] + ([b] if b is not None else []), [y, mean, rstd], [x, mean, rstd],
-                    grads)
+        extra = [t for t in (w, b) if t is not None and not t.param]  # the weights' fp32 copies are saved too
+        self.record("native_layer_norm", [x, w] + ([b] if b is not None else []), [y, mean, rstd],
+                    [x, mean, rstd, *extra], grads)
         return y
 
     def rms_norm(self, x: Tensor, w: Tensor, rows: int, one_plus: bool = False) -> Tensor:
@@ -330,6 +332,18 @@ class Tape:
         offset = self.new("rng offset", 1, "uint64", False)
         grads = {id(t): allocated(t.numel * ITEMSIZE[t.dtype]) for t in (q, k, v) if t.grad}
         self.record("flash_attention", [q, k, v], [out, lse, seed, offset], [q, k, v, out, lse, seed, offset], grads)
+        return out
+
+    def efficient(self, q: Tensor, k: Tensor, v: Tensor, lse_rows: int, out_numel: int) -> Tensor:
+        """The memory-efficient kernel (CUDA's choice for fp32, or a mask): saves q, k, v, its output, an fp32
+        log-sum-exp per head and query padded to a multiple of 32, and the RNG's seed and offset."""
+        out = self.new("attention output", out_numel, q.dtype, q.grad or k.grad or v.grad)
+        lse = self.new("log-sum-exp", lse_rows, "fp32", False)
+        seed = self.new("rng seed", 1, "int64", False)
+        offset = self.new("rng offset", 1, "int64", False)
+        grads = {id(t): allocated(t.numel * ITEMSIZE[t.dtype]) for t in (q, k, v) if t.grad}
+        self.record("efficient_attention", [q, k, v], [out, lse, seed, offset], [q, k, v, out, lse, seed, offset],
+                    grads)
         return out
 
     def matmul(self, a: Tensor, b: Tensor, numel: int, name: str) -> Tensor:
@@ -534,6 +548,11 @@ def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recomput
     _backward.steps = []  # type: ignore[attr-defined]
     if trace:
         walk.items = {f"saved {s.name} #{k % 10000}": s.nbytes for k, s in saved_live.items()}
+    uses: dict[int, int] = {}  # a trainable weight -> the reached nodes that still owe it a gradient
+    for i in reached:
+        for t in tape.nodes[i].inputs:
+            if t.param and id(t) in tape.nodes[i].grads:
+                uses[id(t)] = uses.get(id(t), 0) + 1
     grads: dict[int, _Grad] = {id(loss): _Grad(BLOCK)}  # tensor -> its gradient's buffer (shared by aliases)
     walk.alloc(BLOCK, "grad of loss")
     start_peak = walk.peak
@@ -572,10 +591,14 @@ def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recomput
             if key not in fresh:
                 continue
             buf = fresh.pop(key)
-            if t.param or key in grads:  # into .grad (resident), or added into the gradient already there
+            if key in grads:  # added into the gradient already there
                 _drop(buf, walk, t)
             else:
                 grads[key] = buf
+            if t.param:  # AccumulateGrad runs once every use has given its gradient: then into .grad (resident)
+                uses[key] -= 1
+                if uses[key] == 0:
+                    _drop(grads.pop(key), walk, t)
         for t in node.outputs:  # the gradients this node consumed (the root's ones_like lives to the end)
             if t is not loss and id(t) in grads:
                 _drop(grads.pop(id(t)), walk, t)
@@ -722,15 +745,59 @@ def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return tape.add(a, b)
 
 
-def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool) -> Tensor:
-    """``LlamaDecoderLayer``: RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU."""
+@dataclass(frozen=True)
+class DecoderSpec:
+    """What a LLaMA-like decoder layer does differently, as its transformers module writes it (one entry a family).
+
+    ``bias``: q, k, v (and o) biases by default (Qwen2: q, k, v only); ``qk_norm``: an RMSNorm on each head's q and k
+    (``"head"``, Qwen3) or on the whole projections (``"full"``, OLMo 2); ``fused_qkv``/``fused_gate_up``: one
+    projection split in slices (Phi-3); ``norm``: ``"llama"`` (x·rsqrt in fp32, back, times the gain) or
+    ``"gemma"`` (all in fp32, times 1 + the gain); ``post_norms``: the norms after the sublayers (OLMo 2);
+    ``embed_scale``: the embeddings times √H (Gemma); ``nope``: the layers without rotary positions (SmolLM3)."""
+
+    bias: bool | None = None  # None: the config's attention_bias
+    o_bias: bool | None = None
+    qk_norm: str | None = None
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
+    norm: str = "llama"
+    post_norms: bool = False
+    embed_scale: bool = False
+    act: str = "silu"
+    nope: Callable[[Model, int], bool] | None = None
+
+
+LLAMA_SPEC = DecoderSpec()
+
+
+def _norm(tape: Tape, m: Model, spec: DecoderSpec, x: Tensor, width: int, rows: int, name: str) -> Tensor:
+    return tape.rms_norm(x, m.param(tape, f"{name}.weight", width), rows, one_plus=spec.norm == "gemma")
+
+
+def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool,
+                spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
+    """``LlamaDecoderLayer`` (and the layers of the families that change a piece of it, :class:`DecoderSpec`):
+    RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU; the residual adds."""
     T, H, I, A, A_kv, d = m.tokens, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
-    bias = m.config.flags.get("attention_bias", False)
+    bias = m.config.flags.get("attention_bias", False) if spec.bias is None else spec.bias
+    o_bias = bias if spec.o_bias is None else spec.o_bias
     mlp_bias = m.config.flags.get("mlp_bias", False)
-    h = tape.rms_norm(x, m.param(tape, "input_layernorm.weight", H), T)
-    q = projection(tape, m, h, H, A * d, "q_proj", bias)
-    k = projection(tape, m, h, H, A_kv * d, "k_proj", bias)
-    v = projection(tape, m, h, H, A_kv * d, "v_proj", bias)
+    h = x if spec.post_norms else _norm(tape, m, spec, x, H, T, "input_layernorm")
+    if spec.fused_qkv:
+        qkv = projection(tape, m, h, H, (A + 2 * A_kv) * d, "qkv_proj", bias)
+        q = tape.view(qkv, "q", T * A * d)
+        k = tape.view(qkv, "k", T * A_kv * d)
+        v = tape.view(qkv, "v", T * A_kv * d)
+    else:
+        q = projection(tape, m, h, H, A * d, "q_proj", bias)
+        k = projection(tape, m, h, H, A_kv * d, "k_proj", bias)
+        v = projection(tape, m, h, H, A_kv * d, "v_proj", bias)
+    if spec.qk_norm == "full":
+        q = _norm(tape, m, spec, q, A * d, T, "q_norm")
+        k = _norm(tape, m, spec, k, A_kv * d, T, "k_norm")
+    elif spec.qk_norm == "head":
+        q = _norm(tape, m, spec, q, d, T * A, "q_norm")
+        k = _norm(tape, m, spec, k, d, T * A_kv, "k_norm")
     if cos is not None:
         q, k = rope(tape, q, cos, sin), rope(tape, k, cos, sin)
     if use_cache:  # a training forward with use_cache fills a DynamicCache: each layer's keys and values copied in
@@ -740,28 +807,78 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
         tape.pin(k, "output")
         tape.pin(v, "output")
     o = attention(tape, m, q, k, v, A, A_kv, d)
-    o = projection(tape, m, o, A * d, H, "o_proj", bias)
+    o = projection(tape, m, o, A * d, H, "o_proj", o_bias)
     for t in (q, k, v, h):  # LlamaAttention's locals, and its argument, live until it returns
         tape.touch(t)
+    if spec.post_norms:
+        o = _norm(tape, m, spec, o, H, T, "post_attention_layernorm")
     x = tape.add(x, o)
-    h = tape.rms_norm(x, m.param(tape, "post_attention_layernorm.weight", H), T)
-    g = projection(tape, m, h, H, I, "gate_proj", mlp_bias)
-    u = projection(tape, m, h, H, I, "up_proj", mlp_bias)
-    a = tape.unary("silu", g, "input")
-    p = tape.mul(a, u)
+    h = x if spec.post_norms else _norm(tape, m, spec, x, H, T, "post_attention_layernorm")
+    act = m.read("hidden_act", spec.act) if spec.norm != "gemma" else m.read("hidden_activation",
+                                                                            m.read("hidden_act", spec.act))
+    if spec.fused_gate_up:
+        gu = projection(tape, m, h, H, 2 * I, "gate_up_proj", mlp_bias)
+        g, u = tape.split(gu, ("gate", "up"))
+        p = tape.mul(u, activation(tape, act, g))
+    else:
+        g = projection(tape, m, h, H, I, "gate_proj", mlp_bias)
+        u = projection(tape, m, h, H, I, "up_proj", mlp_bias)
+        a = activation(tape, act, g)
+        p = tape.mul(a, u)
     o = projection(tape, m, p, I, H, "down_proj", mlp_bias)
     tape.touch(h)  # the MLP's argument
+    if spec.post_norms:
+        o = _norm(tape, m, spec, o, H, T, "post_feedforward_layernorm")
     return tape.add(x, o)
+
+
+def sdpa_kernel(dtype: str, d: int, grouped: bool, mask: bool = False) -> str:
+    """The kernel CUDA's ``scaled_dot_product_attention`` runs (:func:`helpers.simulate._sdpa_choice` the same):
+    ``flash`` (16-bit, no mask, d a multiple of 8 up to 256), else ``efficient`` (no grouped keys), else ``math``.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    if dtype in ("bf16", "fp16") and not mask and d % 8 == 0 and d <= 256:
+        return "flash"
+    if not grouped and d % (4 if dtype == "fp32" else 8) == 0:
+        return "efficient"
+    return "math"
+
+
+def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int, dropout: float) -> Tensor:
+    """``F.scaled_dot_product_attention`` (causal, no mask) with the kernel CUDA picks; the math path as torch writes
+    it: q and k each scaled by √scale, q·kᵀ, the causal mask added, softmax (saved), dropout, ·v."""
+    B, S = m.B, m.S
+    if tape.autocast:  # on CUDA's lower-precision list
+        q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
+    kernel = sdpa_kernel(q.dtype, d, A_kv != A)
+    if kernel == "flash":
+        return tape.flash(q, k, v, B * A * S, B * S * A * d)
+    if kernel == "efficient":
+        return tape.efficient(q, k, v, B * A * (-(-S // 32) * 32), B * S * A * d)
+    if A_kv != A:  # enable_gqa on the math path: keys and values repeated for each group
+        k, v = (tape.copy(t, f"{t.name} repeated") for t in (k, v))
+        for t in (k, v):
+            t.numel = B * A * S * d
+            t.storage.nbytes = t.nbytes
+    q, k = tape.scale(q), tape.scale(k)
+    w = tape.matmul(q, k, B * A * S * S, "scores")
+    mask = tape.new("causal mask", S * S, w.dtype, False)
+    tape.record("causal mask", [], [mask], [])
+    w = tape.add(w, mask)
+    w = tape.softmax(w)
+    w = tape.dropout(w, dropout)
+    return tape.matmul(w, v, B * S * A * d, "attention output")
 
 
 def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,
               dropout: float = 0.0, causal: bool = True) -> Tensor:
-    """``scaled_dot_product_attention`` as CUDA runs it (FlashAttention), or transformers' eager attention."""
+    """LLaMA's attention: ``scaled_dot_product_attention`` as CUDA runs it (:func:`sdpa`), or transformers' eager
+    attention (keys and values repeated per group, q·kᵀ scaled, the mask added, softmax in fp32 saved, back to q's
+    dtype, dropout, ·v)."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
-        if tape.autocast:  # on CUDA's lower-precision list
-            q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
-        return tape.flash(q, k, v, B * A * S, B * S * A * d)
+        return sdpa(tape, m, q, k, v, A, A_kv, d, dropout)
     scores = B * A * S * S
     if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads
         k = tape.copy(k, "keys repeated")
@@ -780,9 +897,9 @@ def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_k
     return tape.matmul(w, v, B * S * A * d, "attention output")
 
 
-def llama_model(tape: Tape, m: Model) -> Tensor:
+def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
-    head over every position, ``ForCausalLMLoss``. Returns the loss."""
+    head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece."""
     T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
     ids = tape.input("input_ids", T, "int64")
     table = m.param(tape, "embed_tokens.weight", V * H)
@@ -791,6 +908,8 @@ def llama_model(tape: Tape, m: Model) -> Tensor:
     if m.lora or m.qlora:  # peft's enable_input_require_grads: the embeddings' output is a leaf needing a gradient
         x.grad = tape.grad
         tape.pin(x, "backward")
+    if spec.embed_scale:  # Gemma: times √H, a 0-d tensor in the embeddings' dtype
+        x = tape.mul(x, tape.new("normalizer", 1, x.dtype, False))
     positions = tape.new("cache_position", m.S, "int64", False)  # arange(S); position_ids is a view of it
     tape.record("arange", [], [positions], [])
     cos, sin = _rotary(tape, m, x.dtype, d)
@@ -798,9 +917,10 @@ def llama_model(tape: Tape, m: Model) -> Tensor:
     for i in range(m["L"]):
         tape.layer = i
         tape.layer_inputs[i] = [x, cos, sin, positions]
-        x = llama_layer(tape, m, x, cos, sin, use_cache)
+        rotary = spec.nope is None or not spec.nope(m, i)
+        x = llama_layer(tape, m, x, cos if rotary else None, sin if rotary else None, use_cache, spec)
     tape.layer = None
-    x = tape.rms_norm(x, m.param(tape, "norm.weight", H), T)
+    x = _norm(tape, m, spec, x, H, T, "norm")
     tape.touch(positions)  # the base model returns: its cache_position and inputs_embeds go
     tape.touch(embeds)
     tape.pin(x, "output")  # the base model's output (last_hidden_state) lives until the causal LM returns
@@ -822,7 +942,8 @@ def _rotary(tape: Tape, m: Model, dtype: str, d: int) -> tuple[Tensor, Tensor]:
 
 
 def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, d: int, dropout: float,
-                   heads_first: bool, mask: Tensor | None, softmax_dtype: str | None) -> Tensor:
+                   heads_first: bool, mask: Tensor | None, softmax_dtype: str | None,
+                   strided: tuple[bool, bool, bool] = (False, False, False)) -> Tensor:
     """The attention core, returned in (B, S, A·d) layout ready for the output projection.
 
     SDPA: FlashAttention; its output takes q's layout, so a q made by ``cat`` (heads first in memory, GPT-NeoX's
@@ -831,11 +952,17 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
     scores' dtype) saved, back to v's dtype, dropout, ``·v``, then a contiguous copy (B, S, A, d)."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
-        if tape.autocast:
-            q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
-        out = tape.flash(q, k, v, B * A * S, B * S * A * d)
-        return tape.copy(out, "attention output (contiguous)") if heads_first else out
+        out = sdpa(tape, m, q, k, v, A, A, d, dropout) if mask is None else None
+        if out is None:
+            raise ConfigError("attn", "a masked scaled_dot_product_attention is not taped")
+        math = tape.nodes[-1].op == "bmm"
+        return tape.copy(out, "attention output (contiguous)") if heads_first or math else out
     scores = B * A * S * S
+    # torch.matmul of 4-D tensors runs bmm on (B·A, S, d) reshapes: a strided view (a head slice of a fused projection,
+    # a (B, S, A, d) layout) is copied, and the copy is what bmm saves
+    q = tape.copy(q, "q (contiguous)") if strided[0] else q
+    k = tape.copy(k, "k (contiguous)") if strided[1] else k
+    v = tape.copy(v, "v (contiguous)") if strided[2] else v
     w = tape.matmul(q, k, scores, "scores")
     w = tape.scale(w)
     if mask is not None:
@@ -888,7 +1015,7 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
             k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
             tape.pin(k, "output")
             tape.pin(v, "output")
-        a = flash_or_eager(tape, m, q, k, v, A, d, p_attn, False, mask, None)
+        a = flash_or_eager(tape, m, q, k, v, A, d, p_attn, False, mask, None, (True, not use_cache, not use_cache))
         o = projection(tape, m, a, H, H, "attn.c_proj", bias=True)
         tape.touch(a)  # GPT2Attention's attn_output, reassigned only after c_proj returns
         o2 = tape.dropout(o, p_resid)
@@ -1040,7 +1167,7 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
         q = projection(tape, m, x, H, H, "query", True)
         k = projection(tape, m, x, H, H, "key", True)
         v = projection(tape, m, x, H, H, "value", True)
-        a = flash_or_eager(tape, m, q, k, v, A, d, p_attn, False, mask, None)
+        a = flash_or_eager(tape, m, q, k, v, A, d, p_attn, False, mask, None, (True, True, True))
         for t in (q, k, v):
             tape.touch(t)
         o = projection(tape, m, a, H, H, "attention.output.dense", True)
@@ -1076,9 +1203,35 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
 
 
 ENCODERS = ("bert", "roberta", "xlm-roberta")
+def _smollm3_nope(m: Model, i: int) -> bool:
+    """SmolLM3's layers without rotary positions: ``no_rope_layers[i] == 0`` (default: every fourth layer)."""
+    flags = m.raw.get("no_rope_layers")
+    if flags is None:
+        interval = int(m.read("no_rope_layer_interval", 4))
+        return (i + 1) % interval == 0
+    return not flags[i]
+
+
+SPECS: dict[str, DecoderSpec] = {
+    "llama": LLAMA_SPEC,
+    "mistral": LLAMA_SPEC,
+    "qwen2": DecoderSpec(bias=True, o_bias=False),
+    "qwen3": DecoderSpec(qk_norm="head"),
+    "phi3": DecoderSpec(fused_qkv=True, fused_gate_up=True),
+    "smollm3": DecoderSpec(nope=_smollm3_nope),
+    "olmo2": DecoderSpec(qk_norm="full", post_norms=True),
+    "gemma": DecoderSpec(norm="gemma", embed_scale=True, act="gelu_pytorch_tanh"),
+}
+
+
+def _decoder(spec: DecoderSpec) -> Callable[[Tape, Model], Tensor]:
+    return lambda tape, m: llama_model(tape, m, spec)
+
+
 PROGRAMS: dict[str, Callable[[Tape, Model], Tensor]] = {
-    "llama": llama_model, "gpt2": gpt2_model, "gpt_neox": gpt_neox_model, "bert": bert_classifier,
-    "roberta": bert_classifier, "xlm-roberta": bert_classifier,
+    **{kind: _decoder(spec) for kind, spec in SPECS.items()},
+    "gpt2": gpt2_model, "gpt_neox": gpt_neox_model,
+    "bert": bert_classifier, "roberta": bert_classifier, "xlm-roberta": bert_classifier,
 }
 
 
@@ -1090,6 +1243,8 @@ def _buffers(m: Model) -> int:
         return 2 * allocated(8 * m["P"])
     if kind == "gpt2":
         return 0
+    if kind == "gemma":  # and the embeddings' scale, √H as a 0-d fp32 buffer
+        return 2 * allocated(4 * (m["d_k"] // 2)) + BLOCK
     if kind == "gpt_neox":
         d = m["H"] // m["A"]
         rot = int(d * float(m.read("rotary_pct", m.read("partial_rotary_factor", 0.25))))
