@@ -1344,7 +1344,8 @@ def build_tape(step: Step) -> tuple[Tape, Tensor, Model]:
     tape = Tape(autocast, "bf16" if autocast else m.weights)
     program = PROGRAMS.get(step.config.model_type)
     if program is None:
-        raise ConfigError("model_type", f"{step.config.model_type!r}: no tape of its step is written yet")
+        raise ConfigError("model_type", f"{step.config.model_type!r}: no tape of its training step is written here; "
+                                        "--simulate runs the step itself")
     loss = program(tape, m)
     return tape, loss, m
 
@@ -1374,7 +1375,7 @@ def training_peak(step: Step) -> Peak:
     saving = keep
     if ckpt:
         originals = {i: list(tape.nodes[i].saved) for nodes in layer_nodes.values() for i in nodes}
-        for layer, nodes in layer_nodes.items():
+        for nodes in layer_nodes.values():
             for i in nodes[1:]:
                 tape.nodes[i].saved = []
     forward_peak, live_end = _forward_live(tape, 0, saving)
@@ -1544,7 +1545,8 @@ def generate_peak(config: ModelConfig, batch: int, prompt: int, new_tokens: int,
 
     program = GENERATE_PROGRAMS.get(config.model_type)
     if program is None:
-        raise ConfigError("model_type", f"{config.model_type!r}: no tape of its generate is written yet")
+        raise ConfigError("model_type", f"{config.model_type!r}: no tape of its generate is written here; --simulate "
+                                        "runs generate itself")
     step = Step(config, "full", batch, prompt, "none", dtype, "none", attn, "sgd")
     m = _model(step)
     m.trainable = False

@@ -506,7 +506,7 @@ def _quantize_linears(model: Any, fake: Any) -> None:
     if "dynamic" not in bnb.functional.name2qmap:  # built from real numbers (tolist): once, outside the fake mode
         bnb.functional.name2qmap["dynamic"] = bnb.functional.create_dynamic_map()
     head = model.get_output_embeddings()
-    for name, module in list(model.named_modules()):
+    for module in list(model.modules()):
         for child_name, child in list(module.named_children()):
             if type(child) is not torch.nn.Linear or child is head:
                 continue
@@ -545,8 +545,8 @@ def _lora(model: Any, rank: int, alpha: int, targets: str) -> Any:
 
 @contextlib.contextmanager
 def _session() -> Iterator[Any]:
-    """The fake-tensor mode, transformers' logging quiet, and CUDA's kernels for the packed-batch question."""
-    torch = _torch()
+    """The fake-tensor mode, transformers' logging quiet, its masking code asking the data."""
+    _torch()
     from torch._subclasses.fake_tensor import FakeTensorMode
     from . import fallback
 
@@ -605,7 +605,7 @@ def simulate_finetune(raw: Mapping[str, Any], method: str = "lora", rank: int = 
         model.train()
         loaded = _materialize(model, fake, counter)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        vocab = getattr(model.config, "vocab_size", None) or getattr(model.config.get_text_config(), "vocab_size")
+        vocab = getattr(model.config, "vocab_size", None) or model.config.get_text_config().vocab_size
         labels_classes = model_class is not None and "SequenceClassification" in model_class
         precision = torch.bfloat16 if autocast == "bf16" else torch.float16
         answers = {"torch.bool": False}
