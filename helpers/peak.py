@@ -1573,3 +1573,28 @@ def generate_peak(config: ModelConfig, batch: int, prompt: int, new_tokens: int,
     totals = {name: sum(parts.values()) for name, parts in phases.items()}
     phase = max(totals, key=lambda name: totals[name])
     return Peak(totals[phase], phase, phases, workspace)
+
+
+def measured() -> dict[str, Any]:
+    """``data/gpu_memory.json``: real steps and ``generate`` calls on an H200 and an H100, with their harness.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    from .config import DATA_DIR, read_json
+
+    return read_json(DATA_DIR / "gpu_memory.json")
+
+
+def measured_step(row: Mapping[str, Any]) -> Step:
+    """A training row of :func:`measured` as a :class:`Step` (its model from ``data/models/`` with its override).
+
+    Introduced in ``13_will_it_fit``.
+    """
+    from .config import parse_config, read_json, resolve
+
+    raw = {**read_json(resolve(row["model"])), **(row.get("override") or {})}
+    config = parse_config(raw, name=row["model"], model_class=row.get("cls"), num_labels=row.get("num_labels"))
+    targets = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj" if row["method"] == "qlora" else "all-linear"
+    return Step(config, row["method"], row["batch"], row["seq_len"], row["checkpointing"],
+                "fp32" if row["method"] == "full" else "bf16", "bf16" if row["autocast_bf16"] else "none",
+                row["attn"], "adamw", 16, targets)
