@@ -14,7 +14,7 @@ export PYTHONHASHSEED := 0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help env lab lint test test-fast execute bench clean explorer zh
+.PHONY: help env lab lint test test-fast execute bench clean explorer zh check-peaks gpu-check
 
 help:
 	@echo "make lab        prepare .venv if needed, then open JupyterLab on notebooks/"
@@ -22,7 +22,9 @@ help:
 	@echo "make lint       ruff over helpers/, tests/, .ci/ and the notebooks (part of make test)"
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
 	@echo "make explorer   the explorer (helpers.explore) as a web page with Voila, offline: http://127.0.0.1:8866/"
-	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta"
+	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta, the peak's closed form and simulator"
+	@echo "make check-peaks  every measured GPU step (data/gpu_memory.json) against the closed form and the simulator"
+	@echo "make gpu-check  on a machine with a CUDA GPU: run the measured steps there, beside the engine (never in CI)"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
 	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html, and the cheatsheet"
 	@echo "make zh         regenerate and execute the Chinese edition, notebooks/zh/ (NB=notebooks/03_feed_forward.ipynb for one)"
@@ -50,7 +52,7 @@ $(LAB_SETTINGS): .ci/lab_overrides.json $(STAMP)
 	cp .ci/lab_overrides.json $@
 
 lint: env
-	$(BIN)/ruff check --quiet helpers tests .ci notebooks
+	$(BIN)/ruff check --quiet helpers tests tools .ci notebooks
 
 test: env lint slides html chromium
 	@mkdir -p $(MPLCONFIGDIR)
@@ -73,7 +75,17 @@ execute: env
 
 bench: env
 	$(BIN)/python -m pytest -p no:cacheprovider tests/benchmarks/bench_count.py tests/benchmarks/bench_explore.py \
-		--benchmark-columns=min,median,mean,rounds
+		tests/benchmarks/bench_peak.py --benchmark-columns=min,median,mean,rounds
+
+# the peak against the GPUs: the closed form within 3% of every measured step, the simulator within 2%
+check-peaks: env
+	$(BIN)/python tools/check_peaks.py --tolerance 0.03
+	$(BIN)/python tools/check_peaks.py --simulate --tolerance 0.02
+
+# the harness of data/gpu_memory.json on this machine's CUDA GPU (it needs torch with CUDA, not the CPU wheel):
+# a table of the engine beside torch.cuda.max_memory_allocated(), written to build/gpu_check.json
+gpu-check: env
+	$(BIN)/python tools/gpu_check.py --out build/gpu_check.json
 
 # the explorer as a page of its own, on localhost only; nothing is fetched from the network
 explorer: env

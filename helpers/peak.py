@@ -46,6 +46,10 @@ ITEMSIZE = {"fp32": 4, "bf16": 2, "fp16": 2, "int64": 8, "bool": 1, "uint64": 8,
 FORWARD, BACKWARD, STEP = "forward", "backward", "optimizer step"
 PREFILL, DECODE = "prefill", "decode"
 ATTN = ("sdpa", "eager")
+# A deep stack is written as FOLD layers, the copies between FOLDED_AFTER and FOLDED_AFTER + 1 standing for L − FOLD
+# identical ones: each adds what one such layer leaves live, the same in every phase (tests/test_peak.py: equal to
+# the whole stack written out)
+FOLD, FOLDED_AFTER = 4, 1
 AUTOCAST = ("none", "bf16")
 CUSTOM_MAX_M = 1536  # bitsandbytes' CUDA gemm_4bit dequantizes the weight past this many rows (helpers.simulate)
 
@@ -406,9 +410,11 @@ class Peak:
 
 # --- playing the tape ---------------------------------------------------------------------------------------------
 
-def _forward_live(tape: Tape, start: int, saving: Callable[[Node], bool]) -> tuple[int, dict[int, Storage]]:
+def _forward_live(tape: Tape, start: int, saving: Callable[[Node], bool],
+                  levels: list[int] | None = None) -> tuple[int, dict[int, Storage]]:
     """The forward pass's peak of live activation bytes (beyond what was held before) and the storages still live at
-    its end: made by a node, live until their last use, or kept (saved by a node that ``saving`` keeps; pinned)."""
+    its end: made by a node, live until their last use, or kept (saved by a node that ``saving`` keeps; pinned).
+    ``levels``, if given, receives the live bytes at each node (its forward temporaries included)."""
     last_use: dict[int, int] = {}
     for i, node in enumerate(tape.nodes):
         for t in node.inputs:
@@ -428,12 +434,17 @@ def _forward_live(tape: Tape, start: int, saving: Callable[[Node], bool]) -> tup
                 live[id(s)] = s
                 current += s.nbytes
         peak = max(peak, current + node.forward_temp)
+        if levels is not None:
+            levels.append(current + node.forward_temp)
         for t in (*node.inputs, *node.outputs):
             s = t.storage
             if s is None or id(s) not in live or id(s) in kept:
                 continue
             if last_use.get(id(s), tape.created.get(id(s), -1)) <= i:
                 current -= live.pop(id(s)).nbytes
+        if levels is not None and i + 1 < len(tape.nodes) and tape.nodes[i + 1].layer != node.layer:
+            levels[-1] = max(levels[-1], current)  # the layer's end, once its last node's inputs are gone
+            tape.__dict__.setdefault("layer_ends", {})[node.layer] = current
     return peak, live
 
 
@@ -532,7 +543,7 @@ def _drop(buf: _Grad, walk: _Walk, t: Tensor) -> None:
 
 
 def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recompute: Mapping[int, list[int]],
-              layer_of: Mapping[int, int | None], trace: bool = False) -> tuple[int, int]:
+              layer_of: Mapping[int, int | None], trace: bool = False, extra: int = 0) -> tuple[int, int]:
     """Walk the nodes in reverse; returns the backward pass's peak above its start, and the part of it at the start.
 
     ``saved_live``: storages live when the backward starts (saved tensors, checkpoints); ``recompute``: for a
@@ -554,6 +565,7 @@ def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recomput
             if t.param and id(t) in tape.nodes[i].grads:
                 uses[id(t)] = uses.get(id(t), 0) + 1
     grads: dict[int, _Grad] = {id(loss): _Grad(BLOCK)}  # tensor -> its gradient's buffer (shared by aliases)
+    walk.alloc(extra, "the folded layers' saved tensors")
     walk.alloc(BLOCK, "grad of loss")
     start_peak = walk.peak
     live_saved = dict(saved_live)
@@ -563,6 +575,9 @@ def _backward(tape: Tape, loss: Tensor, saved_live: dict[int, Storage], recomput
             continue
         node = tape.nodes[i]
         layer = layer_of.get(i)
+        if extra and layer is not None and layer < FOLDED_AFTER + 1:  # below the folded layers: theirs are released
+            walk.free(extra, "the folded layers' saved tensors")
+            extra = 0
         if layer is not None and layer in recompute and layer not in done_layers and node.saved:
             # the first of the layer's saved tensors the backward unpacks runs its forward again
             done_layers.add(layer)
@@ -672,6 +687,12 @@ class Model:
     lora: bool
     qlora: bool
     raw: Mapping[str, Any]
+    built: int | None = None  # layers written on the tape (None: all L); see FOLD
+
+    @property
+    def layers(self) -> int:
+        """The layers the tape holds: all L, or FOLD of them standing for L (:func:`training_peak`)."""
+        return self.config.sizes["L"] if self.built is None else self.built
 
     @property
     def tokens(self) -> int:
@@ -914,7 +935,7 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     tape.record("arange", [], [positions], [])
     cos, sin = _rotary(tape, m, x.dtype, d)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
-    for i in range(m["L"]):
+    for i in range(m.layers):
         tape.layer = i
         tape.layer_inputs[i] = [x, cos, sin, positions]
         rotary = spec.nope is None or not spec.nope(m, i)
@@ -1005,7 +1026,7 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
     x = tape.dropout(x, p_embd)
     mask = eager_mask(tape, m, x.dtype)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
-    for i in range(m["L"]):
+    for i in range(m.layers):
         tape.layer = i
         tape.layer_inputs[i] = [x, positions] + ([mask] if mask is not None else [])
         h = tape.layer_norm(x, m.param(tape, "ln_1.weight", H), m.param(tape, "ln_1.bias", H), T)
@@ -1082,7 +1103,7 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     cos, sin = _rotary(tape, m, x.dtype, rot)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
     bias = m.config.flags.get("attention_bias", True)
-    for i in range(m["L"]):
+    for i in range(m.layers):
         tape.layer = i
         tape.layer_inputs[i] = [x, cos, sin, positions] + ([mask] if mask is not None else [])
         h = tape.layer_norm(x, m.param(tape, "input_layernorm.weight", H), m.param(tape, "input_layernorm.bias", H), T)
@@ -1161,7 +1182,7 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
     mask = eager_mask(tape, m, x.dtype)
     if mask is not None:
         mask.storage.nbytes = allocated(m.B * m.S * m.S * ITEMSIZE[mask.dtype])
-    for i in range(m["L"]):
+    for i in range(m.layers):
         tape.layer = i
         tape.layer_inputs[i] = [x] + ([mask] if mask is not None else [])
         q = projection(tape, m, x, H, H, "query", True)
@@ -1203,6 +1224,9 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
 
 
 ENCODERS = ("bert", "roberta", "xlm-roberta")
+# the families whose layers are all alike (SmolLM3's every fourth has no rotary positions: written out whole)
+FOLDABLE = ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "gemma", "gpt2", "gpt_neox", "bert", "roberta",
+            "xlm-roberta")
 def _smollm3_nope(m: Model, i: int) -> bool:
     """SmolLM3's layers without rotary positions: ``no_rope_layers[i] == 0`` (default: every fourth layer)."""
     flags = m.raw.get("no_rope_layers")
@@ -1337,9 +1361,11 @@ def _model(step: Step) -> Model:
                  step.method == "lora", step.method == "qlora", step.config.raw)
 
 
-def build_tape(step: Step) -> tuple[Tape, Tensor, Model]:
-    """The step's forward pass as a tape, and its loss."""
+def build_tape(step: Step, fold: bool = False) -> tuple[Tape, Tensor, Model]:
+    """The step's forward pass as a tape, and its loss (``fold``: a deep stack of identical layers as FOLD of them)."""
     m = _model(step)
+    if fold and m["L"] > FOLD and step.config.model_type in FOLDABLE:
+        m.built = FOLD
     autocast = step.autocast != "none"
     tape = Tape(autocast, "bf16" if autocast else m.weights)
     program = PROGRAMS.get(step.config.model_type)
@@ -1355,7 +1381,7 @@ def training_peak(step: Step) -> Peak:
 
     Introduced in ``13_will_it_fit``.
     """
-    tape, loss, m = build_tape(step)
+    tape, loss, m = build_tape(step, fold=True)
     held = resident(step)
     R = sum(held.values(), 0)
     workspace = MATMUL_THREADS * CUBLAS_WORKSPACE
@@ -1378,7 +1404,14 @@ def training_peak(step: Step) -> Peak:
         for nodes in layer_nodes.values():
             for i in nodes[1:]:
                 tape.nodes[i].saved = []
-    forward_peak, live_end = _forward_live(tape, 0, saving)
+    levels: list[int] = []
+    forward_peak, live_end = _forward_live(tape, 0, saving, levels)
+    extra = 0
+    if m.built is not None:  # the folded copies: each leaves what a middle layer leaves live
+        ends = tape.__dict__["layer_ends"]
+        extra = (m["L"] - m.built) * (ends[FOLDED_AFTER + 1] - ends[FOLDED_AFTER])
+        boundary = max(i for i, node in enumerate(tape.nodes) if node.layer == FOLDED_AFTER)
+        forward_peak = max(max(levels[:boundary + 1], default=0), max(levels[boundary + 1:], default=0) + extra)
     # the backward starts from what the forward kept: saved tensors (pinned ones are dropped with the output)
     saved_ids = set()
     for node in tape.nodes:
@@ -1392,7 +1425,16 @@ def training_peak(step: Step) -> Peak:
                 tape.nodes[i].saved = originals[i]
             first = tape.nodes[nodes[0]]
             first.saved = originals[nodes[0]] + [t for t in first.saved if t not in originals[nodes[0]]]
-    backward_walk, _ = _backward(tape, loss, start, layer_nodes if ckpt else {}, layer_of, TRACE)
+    if m.built is not None:  # into the backward, each folded copy brings only what its layer saved (not its pins)
+        holders: dict[int, set[int | None]] = {}
+        for node in tape.nodes:
+            if saving(node):
+                for t in node.saved:
+                    if t.storage is not None:
+                        holders.setdefault(id(t.storage), set()).add(node.layer)
+        middle = sum((s.nbytes for key, s in start.items() if holders.get(key) == {FOLDED_AFTER + 1}), 0)
+        extra = (m["L"] - m.built) * middle
+    backward_walk, _ = _backward(tape, loss, start, layer_nodes if ckpt else {}, layer_of, TRACE, extra)
     at_start = sum((s.nbytes for s in start.values()), 0)
     temporaries = sum(allocated_trained(step), 0) if step.optimizer == "adamw" else 0
     phases = {
@@ -1510,7 +1552,7 @@ def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
     tape.record("arange", [], [positions], [])
     cos, sin = _rotary(tape, m, x.dtype, d)
     cache: list[Tensor] = []
-    for i in range(m["L"]):
+    for i in range(m.layers):
         tape.layer = i
         x = llama_layer(tape, m, x, cos, sin, True)
     tape.layer = None
@@ -1550,11 +1592,22 @@ def generate_peak(config: ModelConfig, batch: int, prompt: int, new_tokens: int,
     step = Step(config, "full", batch, prompt, "none", dtype, "none", attn, "sgd")
     m = _model(step)
     m.trainable = False
+    if m["L"] > FOLD and config.model_type in FOLDABLE:
+        m.built = FOLD
     tape = Tape(False, dtype, training=False, grad=False)
     cache = program(tape, m, new_tokens)
     weights = sum((n * allocated(p.count * ITEMSIZE[dtype]) for p, n in param_layout(config).rows()), 0)
     held = {"weights": weights, "buffers": _buffers(m), "inputs": allocated(8 * batch * prompt)}
-    prefill, _ = _forward_live(tape, 0, lambda node: False)
+    levels: list[int] = []
+    prefill, _ = _forward_live(tape, 0, lambda node: False, levels)
+    if m.built is not None:  # each folded layer leaves its keys and values in the cache
+        ends = tape.__dict__["layer_ends"]
+        extra = (m["L"] - m.built) * (ends[FOLDED_AFTER + 1] - ends[FOLDED_AFTER])
+        boundary = max(i for i, node in enumerate(tape.nodes) if node.layer == FOLDED_AFTER)
+        prefill = max(max(levels[:boundary + 1], default=0), max(levels[boundary + 1:], default=0) + extra)
+        per_layer = [t for t in cache if tape.created.get(id(t.storage)) is not None
+                     and tape.nodes[tape.created[id(t.storage)]].layer == FOLDED_AFTER + 1]
+        cache = cache + per_layer * (m["L"] - m.built)
     # the last decode step: the cache of prompt + new − 1 tokens, one layer's keys copied one token longer
     per_token = {id(t): t.nbytes // prompt if prompt else 0 for t in cache}
     width = [t.numel // prompt for t in cache]

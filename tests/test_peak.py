@@ -254,3 +254,19 @@ def test_the_allocator_books_whole_blocks():
     a.free(half)
     a.free(small)
     assert a.allocated == 0
+
+
+@pytest.mark.parametrize("model", ["llama-7b", "gpt2-medium", "pythia-1b", "bert-base-uncased"])
+def test_a_deep_stack_folded_equals_it_written_out(model, monkeypatch):
+    """The closed form writes FOLD layers for a deep stack of identical ones; the answer is the whole stack's."""
+    from itertools import product
+
+    for layers, (method, weights, autocast, ckpt, attn) in product((5, 9), (LORA, AMP_CKPT, EAGER, PURE_BF16)):
+        raw = dict(read_json(resolve(model)))
+        raw["n_layer" if model.startswith("gpt2") else "num_hidden_layers"] = layers
+        step = P.Step(parse_config(raw), method, 2, 128, ckpt, weights, autocast, attn, "adamw", 8)
+        folded = P.training_peak(step).phase_totals()
+        with monkeypatch.context() as patch:
+            patch.setattr(P, "FOLDABLE", ())
+            whole = P.training_peak(step).phase_totals()
+        assert folded == whole, (layers, method, ckpt, attn)
