@@ -369,6 +369,62 @@ def sweep_values(start: int, stop: int, steps: int) -> list[int]:
 
 # --- the widgets -------------------------------------------------------------------------------------------------------
 
+# --- will it fit? (issue 27): the peak of a training step, by phase, and the verdict on a GPU ---------------------
+
+FIT_METHODS = ("lora", "qlora", "full")
+FIT_GPU = "H100-SXM"
+
+
+def fit(raw: Mapping[str, Any], changes: Mapping[str, int] | None = None, batch: int = DEFAULT_B,
+        seq_len: int = DEFAULT_S, method: str = "lora", checkpointing: str = "none", attn: str = "sdpa",
+        autocast: str = "none", weight_dtype: str = "bf16", rank: int = 16, gpu: str = FIT_GPU,
+        name: str = "config") -> tuple[Any, dict[str, Any]] | str:
+    """The closed-form peak of one training step of ``raw`` (knobs ``changes`` set) and the verdict on ``gpu``, or the
+    engine's one-line message where it has no answer (a family with no tape of its step: ``--simulate`` runs it).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
+    """
+    from . import peak
+
+    try:
+        for key, value in (("B", batch), ("S", seq_len), ("rank", rank)):
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(key, f"must be a positive integer, got {value!r}")
+        config = parse_config(edited(raw, changes or {}), name=name)
+        config.check_runs()
+        result = peak.training_peak(peak.Step(config, method, batch, seq_len, checkpointing, weight_dtype, autocast,
+                                              attn, "adamw", rank))
+        return result, peak.fits(result)[gpu]
+    except ConfigError as error:
+        return str(error)
+
+
+def fit_html(result: Any, verdict: Mapping[str, Any], gpu: str) -> str:
+    """The peak's phases by part as an HTML table, the peak phase marked, and the verdict on ``gpu`` (the browser test
+    reads ``explore-fit``).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
+    """
+    names = list(result.phases)
+    parts = list(dict.fromkeys(p for phase in result.phases.values() for p in phase))
+    head = "<tr><th>part</th>" + "".join(f"<th>{html.escape(n)}</th>" for n in names) + "</tr>"
+    rows = []
+    for part in parts:
+        cells = "".join(f"<td style='text-align:right'>{_n(result.phases[n][part]) if part in result.phases[n] else ''}"
+                        "</td>" for n in names)
+        rows.append(f"<tr><td>{html.escape(part)}</td>{cells}</tr>")
+    totals = result.phase_totals()
+    rows.append("<tr><td><b>total</b></td>" + "".join(
+        f"<td style='text-align:right'><b>{_n(totals[n])}{' *' if n == result.peak_phase else ''}</b></td>"
+        for n in names) + "</tr>")
+    word = {"yes": "fits", "tight": "is tight on", "no": "does not fit"}[verdict["fits"]]
+    line = (f"peak {_bytes(result.peak_bytes)} in the {html.escape(result.peak_phase)}; it "
+            f"<span class='explore-fit'>{word}</span> {html.escape(gpu)}: {_bytes(verdict['cuda_memory'])} as CUDA "
+            f"reports it, headroom {_bytes(verdict['headroom_bytes'])} (allocator reserve and CUDA context not in the "
+            "peak)")
+    return f"{line}<table class='explore-fit-table'>{head}{''.join(rows)}</table>"
+
+
 def explore(model: str = "bert-base-uncased") -> Any:
     """The explorer app (ipywidgets): a preset menu of every model in ``data/models/``, a field per size its family
     reads, dtype, B and S; every change recomputes the component table, its picture, FLOPs and bytes from the engine.
@@ -516,10 +572,36 @@ def explore(model: str = "bert-base-uncased") -> Any:
     go.on_click(run_sweep)
     sweep_knobs()
 
+    # will it fit: the explore tab's model, B and S; a training method and a GPU
+    from .budget import gpu_table
+
+    method = w.Dropdown(options=list(FIT_METHODS), value="lora", description="method")
+    ckpt = w.Dropdown(options=["none", "full"], value="none", description="checkpointing")
+    attention = w.Dropdown(options=["sdpa", "eager"], value="sdpa", description="attention")
+    amp = w.Dropdown(options=["none", "bf16"], value="none", description="autocast")
+    weights = w.Dropdown(options=["bf16", "fp32"], value="bf16", description="weights")
+    rank = w.IntText(value=16, description="LoRA rank")
+    gpu = w.Dropdown(options=list(gpu_table()), value=FIT_GPU, description="GPU")
+    for widget, key in ((method, "method"), (ckpt, "checkpointing"), (attention, "attn"), (amp, "autocast"),
+                        (weights, "weights"), (rank, "rank"), (gpu, "gpu")):
+        widget.add_class(f"explore-fit-{key}")
+    fitted = w.HTML()
+    fitted.add_class("explore-fitted")
+
+    def refit(*_: Any) -> None:
+        result = fit(state["raw"], state["changes"], batch.value, seq_len.value, method.value, ckpt.value,
+                     attention.value, amp.value, weights.value, rank.value, gpu.value, preset.value)
+        fitted.value = error_html(result) if isinstance(result, str) else fit_html(*result, gpu.value)
+
+    for widget in (method, ckpt, attention, amp, weights, rank, gpu, preset, batch, seq_len):
+        widget.observe(refit, names="value")
+    refit()
+    fit_pane = w.HBox([w.VBox([method, ckpt, attention, amp, weights, rank, gpu]), fitted])
+
     knobs_pane = w.VBox([preset, upload, fields, dtype, batch, seq_len], layout=w.Layout(min_width="320px"))
     explore_pane = w.HBox([knobs_pane, w.VBox([message, summary, table, picture])])
     sweep_pane = w.VBox([w.HBox([swept, start, stop, steps, go]), sweep_message, sweep_picture])
-    tabs = w.Tab(children=[explore_pane, w.VBox([w.HBox([left, right]), compared]), sweep_pane])
-    for i, title in enumerate(("explore", "compare", "sweep")):
+    tabs = w.Tab(children=[explore_pane, w.VBox([w.HBox([left, right]), compared]), sweep_pane, fit_pane])
+    for i, title in enumerate(("explore", "compare", "sweep", "will it fit")):
         tabs.set_title(i, title)
     return tabs

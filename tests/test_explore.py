@@ -241,3 +241,34 @@ def test_every_notebook_from_01_invites_to_the_explorer_on_its_model():
             section.append(text)
         found = re.findall(r'helpers\.explore\(model="([^"]+)"\)', "\n".join(section))
         assert len(found) == 1 and found[0] in model_names(), path.name
+
+
+def test_will_it_fit_gives_the_engines_peak_and_verdict():
+    """The fourth tab: the closed form's peak of a step of the explore tab's model, by phase, and the verdict."""
+    from helpers.explore import fit, fit_html
+    from helpers.peak import Step, fits, training_peak
+
+    result, verdict = fit(raw_config("llama-7b"), {}, 1, 2048, "lora", "full", rank=16, gpu="RTX-4090")
+    expected = training_peak(Step(load_config("llama-7b"), "lora", 1, 2048, "full", "bf16", "none", "sdpa", "adamw", 16))
+    assert result.peak_bytes == expected.peak_bytes and verdict == fits(expected)["RTX-4090"]
+    page = fit_html(result, verdict, "RTX-4090")
+    assert "explore-fit" in page and f"{expected.peak_bytes:,}" in page
+    # a knob that changes the model changes the peak; one the engine refuses gives its one-line message
+    deeper, _ = fit(raw_config("llama-7b"), {"L": 40}, 1, 2048, "lora", "full", rank=16)
+    assert deeper.peak_bytes > result.peak_bytes
+    assert fit(raw_config("llama-7b"), {"A": 7}).startswith("num_attention_heads: ")
+    assert fit(raw_config("mixtral-8x7b-v0.1"), {}).startswith("model_type: ")  # no tape: --simulate is named
+    assert "--simulate" in fit(raw_config("mixtral-8x7b-v0.1"), {})
+
+
+def test_the_app_has_a_will_it_fit_tab_that_follows_its_knobs():
+    app = explore("llama-7b")
+    assert app.get_title(3) == "will it fit"
+    method, ckpt, attention, autocast, weights, rank, gpu = app.children[3].children[0].children
+    fitted = app.children[3].children[1]
+    assert "explore-fit" in fitted.value
+    before = fitted.value
+    ckpt.value = "full"
+    assert fitted.value != before and "Traceback" not in fitted.value
+    gpu.value = "RTX-4090"
+    assert "RTX-4090" in fitted.value
