@@ -459,7 +459,7 @@ def peak_report(run: Finetune) -> list[str]:
     totals = peak.phase_totals()
     rows.append(("total", *(fmt_int(totals[n]) + (" *" if n == peak.peak_phase else "") for n in names)))
     verdicts = _peak.fits(peak)
-    head = (f"peak of one step (the second: gradients and AdamW's moments held), as torch.cuda.max_memory_allocated() "
+    head = (f"peak of one step (the second: the gradients and the optimizer state held), as torch.cuda.max_memory_allocated() "
             f"reports it; {run.attn} attention, autocast {run.autocast}, class {_peak.training_class(run.config)}")
     return [head, table(("part", *names), rows, right=tuple(range(1, len(names) + 1))),
             f"peak: {fmt_int(peak.peak_bytes)} bytes ({fmt_bytes(peak.peak_bytes)}) in the {peak.peak_phase} "

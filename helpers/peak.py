@@ -1315,9 +1315,44 @@ def resident(step: Step) -> dict[str, int]:
     if step.config.model_type in ENCODERS:
         parts["inputs"] += allocated(8 * m.B)  # one label per sequence
     parts["gradients"] = sum(trained, 0)
-    moments = {"adamw": 2, "sgd": 0}[step.optimizer]
-    parts["optimizer state"] = moments * sum(trained, 0)
+    parts["optimizer state"] = optimizer_state(step.optimizer, *trained_values(step))
     return parts
+
+
+def trained_values(step: Step) -> tuple[list[int], int]:
+    """The values of each trainable tensor, and the bytes of one (the adapters' fp32; full: the weights' dtype)."""
+    from .finetune import targeted
+    from .params import param_layout
+
+    m = _model(step)
+    config = training_config(step.config)
+    if step.method == "full":
+        return [p.count for p, n in param_layout(config).rows() for _ in range(n)], ITEMSIZE[m.weights]
+    return [v for a in targeted(config, step.targets, step.rank) for v in (a.a, a.b)], 4
+
+
+def optimizer_state(optimizer: str, values: list[int], itemsize: int) -> int:
+    """The optimizer's state for trainable tensors of these many values: torch's AdamW two moments in the tensors'
+    dtype (its step counters stay on the host); bitsandbytes' AdamW8bit two uint8 moments and two fp32 absmax per 256
+    values (fp32 moments under 4,096 values; its two 256-entry maps shared); SGD without momentum none.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    if optimizer == "adamw":
+        return 2 * sum((allocated(n * itemsize) for n in values), 0)
+    if optimizer == "sgd":
+        return 0
+    if optimizer == "adamw8bit":
+        from .finetune import ADAM8_BLOCK, MIN_8BIT_SIZE
+
+        total = 0
+        for n in values:
+            if n < MIN_8BIT_SIZE:
+                total += 2 * allocated(4 * n)
+            else:
+                total += 2 * allocated(n) + 2 * allocated(4 * -(-n // ADAM8_BLOCK))
+        return total + 2 * allocated(4 * 256)
+    raise ConfigError("--optimizer", f"must be adamw, adamw8bit or sgd, got {optimizer!r}")
 
 
 def nf4_allocated(n: int) -> int:
