@@ -45,7 +45,8 @@ Simplified, and said so in every answer:
 * linear attention's fixed state (convolution and recurrent state, per sequence, not per token) is a per-sequence
   cost taken from the same pool, not paged (vLLM pads it to one page and raises the attention block size to match);
   it is kept at 16 bits unless the engine fixes its width (Qwen3-Next's recurrent state: fp32), whatever the KV dtype;
-* memory is the driver's total (``data/hardware.json``), not the ``cudaMemGetInfo`` total vLLM reads;
+* memory is what CUDA reports (``cudaMemGetInfo``'s total, ``torch.cuda.mem_get_info()``), as vLLM reads it:
+  ``data/hardware.json`` has it measured on an H100 and an H200, as torch prints it (to 0.01 GiB) for the others;
 * the block size is what you pass (vLLM's default 16; some attention backends, MLA's among them, pick larger ones).
 
 The decode ceiling is :class:`helpers.budget.Decode` (notebook 10's): every GPU reads its weight shard and its part of
@@ -369,7 +370,7 @@ def serve(config: ModelConfig, gpu: str | GPU, gpus: int = 1, kv_dtype: str = "b
     cache = cache_shape(config, gpus)  # refuses GPU counts that do not split the heads
     weights, replicated = weight_shard(config, gpus, weight_dtype)
     plan = Serving(config, device, gpus, kv_dtype, weight_dtype, max_model_len, share, block_size,
-                   math.floor(reserve * 2**30), math.ceil(share * device.memory), weights, replicated, cache,
+                   math.floor(reserve * 2**30), math.ceil(share * device.cuda_memory), weights, replicated, cache,
                    None, max_model_len / prefill_seconds(config, device, 1, max_model_len, gpus), batched)
     batch = plan.max_sequences
     if cache is None or not batch:
@@ -390,7 +391,8 @@ def serve_json(plan: Serving) -> dict[str, object]:
         "model": plan.config.name, "gpu": plan.gpu.key, "gpus": plan.gpus, "kv_dtype": plan.kv_dtype,
         "weight_dtype": plan.weight_dtype, "max_model_len": plan.max_model_len,
         "gpu_memory_utilization": float(plan.utilization), "block_size": plan.block_size,
-        "memory_bytes": plan.gpu.memory, "budget_bytes": plan.budget, "weight_bytes_per_gpu": plan.weights,
+        "memory_bytes": plan.gpu.memory, "cuda_memory_bytes": plan.gpu.cuda_memory, "budget_bytes": plan.budget,
+        "weight_bytes_per_gpu": plan.weights,
         "replicated_weight_bytes": plan.replicated, "activation_reserve_bytes": plan.reserve,
         "kv_cache_bytes_per_gpu": max(plan.available, 0), "fits": plan.fits,
         "kv_bytes_per_token_per_gpu": plan.bytes_per_token, "block_bytes": plan.block_bytes,
@@ -416,8 +418,9 @@ def serve_report(plan: Serving) -> str:
     out = [f"served on {n} × {g.describe()}; tensor parallel over {n}; weights {plan.weight_dtype}, "
            f"KV cache {plan.kv_dtype}, block_size {plan.block_size}, max_model_len {fmt_int(plan.max_model_len)}",
            "vLLM's start-up arithmetic (Kwon et al. 2023, PagedAttention), per GPU:",
-           f"  budget    = ⌈{plan.utilization} × {fmt_int(g.memory)}⌉ = {fmt_int(plan.budget)} bytes "
-           f"({fmt_bytes(plan.budget)})",
+           f"  budget    = ⌈{plan.utilization} × {fmt_int(g.cuda_memory)}⌉ = {fmt_int(plan.budget)} bytes "
+           f"({fmt_bytes(plan.budget)}), of the memory CUDA reports" + ("" if g.cuda_exact else " (as torch prints "
+                                                                        "it, to 0.01 GiB)"),
            f"  weights   = {fmt_int(plan.weights)} bytes ({fmt_bytes(plan.weights)}): every tensor / {n}, norms whole "
            f"({fmt_int(plan.replicated)} bytes replicated)",
            f"  reserve   = {fmt_int(plan.reserve)} bytes ({fmt_bytes(plan.reserve)}): activations, non-torch memory, "
