@@ -26,4 +26,5 @@ from .budgets import *  # noqa: F401,F403
 from .modern import *  # noqa: F401,F403
 from .today import *  # noqa: F401,F403
 from .serving import *  # noqa: F401,F403
+from .peak import *  # noqa: F401,F403
 from .language import *  # noqa: F401,F403
