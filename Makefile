@@ -23,7 +23,7 @@ help:
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
 	@echo "make explorer   the explorer (helpers.explore) as a web page with Voila, offline: http://127.0.0.1:8866/"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta, the peak's closed form and simulator"
-	@echo "make check-peaks  every measured GPU step (data/gpu_memory.json) against the closed form and the simulator"
+	@echo "make check-peaks  every measured GPU step (data/gpu_memory.json, data/gpu_memory_heldout.json) against the closed form and the simulator"
 	@echo "make gpu-check  on a machine with a CUDA GPU: run the measured steps there, beside the engine (never in CI)"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
 	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html, and the cheatsheet"
@@ -81,6 +81,8 @@ bench: env
 check-peaks: env
 	$(BIN)/python tools/check_peaks.py --tolerance 0.03
 	$(BIN)/python tools/check_peaks.py --simulate --tolerance 0.02
+	$(BIN)/python tools/check_peaks.py --heldout --tolerance 0.03
+	$(BIN)/python tools/check_peaks.py --heldout --simulate --tolerance 0.002
 
 # the harness of data/gpu_memory.json on this machine's CUDA GPU (it needs torch with CUDA, not the CPU wheel):
 # a table of the engine beside torch.cuda.max_memory_allocated(), written to build/gpu_check.json

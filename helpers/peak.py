@@ -338,16 +338,19 @@ class Tape:
         self.record("flash_attention", [q, k, v], [out, lse, seed, offset], [q, k, v, out, lse, seed, offset], grads)
         return out
 
-    def efficient(self, q: Tensor, k: Tensor, v: Tensor, lse_rows: int, out_numel: int) -> Tensor:
-        """The memory-efficient kernel (CUDA's choice for fp32, or a mask): saves q, k, v, its output, an fp32
-        log-sum-exp per head and query padded to a multiple of 32, and the RNG's seed and offset."""
+    def efficient(self, q: Tensor, k: Tensor, v: Tensor, lse_rows: int, out_numel: int,
+                  bias: Tensor | None = None) -> Tensor:
+        """The memory-efficient kernel (CUDA's choice for fp32, or a mask): saves q, k, v, the additive mask
+        (``bias``) if any, its output, an fp32 log-sum-exp per head and query padded to a multiple of 32, and the
+        RNG's seed and offset."""
         out = self.new("attention output", out_numel, q.dtype, q.grad or k.grad or v.grad)
         lse = self.new("log-sum-exp", lse_rows, "fp32", False)
         seed = self.new("rng seed", 1, "int64", False)
         offset = self.new("rng offset", 1, "int64", False)
         grads = {id(t): allocated(t.numel * ITEMSIZE[t.dtype]) for t in (q, k, v) if t.grad}
-        self.record("efficient_attention", [q, k, v], [out, lse, seed, offset], [q, k, v, out, lse, seed, offset],
-                    grads)
+        extra = [bias] if bias is not None else []
+        self.record("efficient_attention", [q, k, v, *extra], [out, lse, seed, offset],
+                    [q, k, v, *extra, out, lse, seed, offset], grads)
         return out
 
     def matmul(self, a: Tensor, b: Tensor, numel: int, name: str) -> Tensor:
@@ -774,7 +777,8 @@ class DecoderSpec:
     (``"head"``, Qwen3) or on the whole projections (``"full"``, OLMo 2); ``fused_qkv``/``fused_gate_up``: one
     projection split in slices (Phi-3); ``norm``: ``"llama"`` (x·rsqrt in fp32, back, times the gain) or
     ``"gemma"`` (all in fp32, times 1 + the gain); ``post_norms``: the norms after the sublayers (OLMo 2);
-    ``embed_scale``: the embeddings times √H (Gemma); ``nope``: the layers without rotary positions (SmolLM3)."""
+    ``embed_scale``: the embeddings times √H (Gemma); ``nope``: the layers without rotary positions (SmolLM3);
+    ``window``: the sliding window of the layers that have one (None: no layer has)."""
 
     bias: bool | None = None  # None: the config's attention_bias
     o_bias: bool | None = None
@@ -786,6 +790,7 @@ class DecoderSpec:
     embed_scale: bool = False
     act: str = "silu"
     nope: Callable[[Model, int], bool] | None = None
+    window: Callable[[Model], tuple[int | None, bool]] | None = None
 
 
 LLAMA_SPEC = DecoderSpec()
@@ -796,7 +801,7 @@ def _norm(tape: Tape, m: Model, spec: DecoderSpec, x: Tensor, width: int, rows: 
 
 
 def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool,
-                spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
+                spec: DecoderSpec = LLAMA_SPEC, mask: Tensor | None = None) -> Tensor:
     """``LlamaDecoderLayer`` (and the layers of the families that change a piece of it, :class:`DecoderSpec`):
     RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU; the residual adds."""
     T, H, I, A, A_kv, d = m.tokens, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
@@ -827,7 +832,7 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
         v.storage.nbytes = v.nbytes
         tape.pin(k, "output")
         tape.pin(v, "output")
-    o = attention(tape, m, q, k, v, A, A_kv, d)
+    o = attention(tape, m, q, k, v, A, A_kv, d, mask=mask)
     o = projection(tape, m, o, A * d, H, "o_proj", o_bias)
     for t in (q, k, v, h):  # LlamaAttention's locals, and its argument, live until it returns
         tape.touch(t)
@@ -866,40 +871,58 @@ def sdpa_kernel(dtype: str, d: int, grouped: bool, mask: bool = False) -> str:
     return "math"
 
 
-def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int, dropout: float) -> Tensor:
-    """``F.scaled_dot_product_attention`` (causal, no mask) with the kernel CUDA picks; the math path as torch writes
-    it: q and k each scaled by √scale, q·kᵀ, the causal mask added, softmax (saved), dropout, ·v."""
+def _repeat_kv(tape: Tape, m: Model, k: Tensor, v: Tensor, A: int, d: int) -> tuple[Tensor, Tensor]:
+    """Keys and values copied for each query head of their group (transformers' ``repeat_kv``, or SDPA's math path
+    under ``enable_gqa``): (B, A, S, d) each."""
+    k, v = (tape.copy(t, f"{t.name} repeated") for t in (k, v))
+    for t in (k, v):
+        t.numel = m.B * A * m.S * d
+        t.storage.nbytes = t.nbytes
+    return k, v
+
+
+def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int, dropout: float,
+         mask: Tensor | None = None) -> Tensor:
+    """``F.scaled_dot_product_attention`` (causal, or with a boolean ``mask``) with the kernel CUDA picks; the math
+    path as torch writes it: q and k each scaled by √scale, q·kᵀ, the causal (or given) mask added, softmax (saved),
+    dropout, ·v. A mask: transformers first repeats grouped keys and values (no ``enable_gqa`` with a mask on CUDA),
+    and torch turns the booleans into an additive mask of q's dtype, (B, 1, S, S), which the kernel saves."""
     B, S = m.B, m.S
+    if mask is not None and A_kv != A:
+        k, v = _repeat_kv(tape, m, k, v, A, d)
+        A_kv = A
     if tape.autocast:  # on CUDA's lower-precision list
         q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
-    kernel = sdpa_kernel(q.dtype, d, A_kv != A)
+    bias = None
+    if mask is not None:  # torch's convert_boolean_attn_mask: zeros of q's dtype, -inf where not(mask)
+        bias = tape.new("additive mask", B * S * S, q.dtype, False)
+        tape.record("additive mask", [mask], [bias], [], forward_temp=allocated(B * S * S))
+    kernel = sdpa_kernel(q.dtype, d, A_kv != A, mask is not None)
     if kernel == "flash":
         return tape.flash(q, k, v, B * A * S, B * S * A * d)
     if kernel == "efficient":
-        return tape.efficient(q, k, v, B * A * (-(-S // 32) * 32), B * S * A * d)
+        return tape.efficient(q, k, v, B * A * (-(-S // 32) * 32), B * S * A * d, bias)
     if A_kv != A:  # enable_gqa on the math path: keys and values repeated for each group
-        k, v = (tape.copy(t, f"{t.name} repeated") for t in (k, v))
-        for t in (k, v):
-            t.numel = B * A * S * d
-            t.storage.nbytes = t.nbytes
+        k, v = _repeat_kv(tape, m, k, v, A, d)
     q, k = tape.scale(q), tape.scale(k)
     w = tape.matmul(q, k, B * A * S * S, "scores")
-    mask = tape.new("causal mask", S * S, w.dtype, False)
-    tape.record("causal mask", [], [mask], [])
-    w = tape.add(w, mask)
+    if bias is None:
+        bias = tape.new("causal mask", S * S, w.dtype, False)
+        tape.record("causal mask", [], [bias], [])
+    w = tape.add(w, bias)
     w = tape.softmax(w)
     w = tape.dropout(w, dropout)
     return tape.matmul(w, v, B * S * A * d, "attention output")
 
 
 def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,
-              dropout: float = 0.0, causal: bool = True) -> Tensor:
+              dropout: float = 0.0, causal: bool = True, mask: Tensor | None = None) -> Tensor:
     """LLaMA's attention: ``scaled_dot_product_attention`` as CUDA runs it (:func:`sdpa`), or transformers' eager
     attention (keys and values repeated per group, q·kᵀ scaled, the mask added, softmax in fp32 saved, back to q's
     dtype, dropout, ·v)."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
-        return sdpa(tape, m, q, k, v, A, A_kv, d, dropout)
+        return sdpa(tape, m, q, k, v, A, A_kv, d, dropout, mask)
     scores = B * A * S * S
     if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads
         k = tape.copy(k, "keys repeated")
@@ -922,6 +945,12 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
     head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece."""
     T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
+    window, every = spec.window(m) if spec.window else (None, True)
+    masked = window is not None and m.S >= window and m.step.attn == "sdpa"
+    if masked and not every:
+        raise ConfigError("sliding_window", f"{m.S:,} tokens reach the {window:,}-token sliding window of some "
+                                            "layers (not all): this tape writes a window on every layer or none; "
+                                            "--simulate runs the step")
     ids = tape.input("input_ids", T, "int64")
     table = m.param(tape, "embed_tokens.weight", V * H)
     x = tape.embedding(ids, table, T, H)
@@ -933,23 +962,36 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
         x = tape.mul(x, tape.new("normalizer", 1, x.dtype, False))
     positions = tape.new("cache_position", m.S, "int64", False)  # arange(S); position_ids is a view of it
     tape.record("arange", [], [positions], [])
+    # the sequence reaches the window: transformers builds the mask (SDPA could not be told is_causal)
+    mask = window_mask(tape, m) if masked else None
     cos, sin = _rotary(tape, m, x.dtype, d)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
     for i in range(m.layers):
         tape.layer = i
-        tape.layer_inputs[i] = [x, cos, sin, positions]
+        tape.layer_inputs[i] = [x, cos, sin, positions] + ([mask] if mask is not None else [])
         rotary = spec.nope is None or not spec.nope(m, i)
-        x = llama_layer(tape, m, x, cos if rotary else None, sin if rotary else None, use_cache, spec)
+        x = llama_layer(tape, m, x, cos if rotary else None, sin if rotary else None, use_cache, spec, mask)
     tape.layer = None
     x = _norm(tape, m, spec, x, H, T, "norm")
-    tape.touch(positions)  # the base model returns: its cache_position and inputs_embeds go
+    tape.touch(positions)  # the base model returns: its cache_position, inputs_embeds and mask go
     tape.touch(embeds)
+    if mask is not None:
+        tape.touch(mask)
     tape.pin(x, "output")  # the base model's output (last_hidden_state) lives until the causal LM returns
     tied = m.config.flags.get("tie_word_embeddings", False)
     head = table if tied else m.param(tape, "lm_head.weight", V * H)
     logits = tape.linear(x, head, V, "logits", rows=T)
     tape.pin(logits, "output")
     return causal_lm_loss(tape, logits, T, V, m.B)
+
+
+def window_mask(tape: Tape, m: Model) -> Tensor:
+    """transformers' sliding-window mask for SDPA (``masking_utils.sdpa_mask``): (1, 1, S, S) booleans, kv > q − W
+    and kv ≤ q, each an S × S comparison and-ed onto the last (three of them alive at once), expanded to the batch."""
+    S2 = allocated(m.S * m.S)
+    mask = tape.new("sliding-window mask", m.S * m.S, "bool", False)
+    tape.record("sliding-window mask", [], [mask], [], forward_temp=2 * S2)
+    return mask
 
 
 def _rotary(tape: Tape, m: Model, dtype: str, d: int) -> tuple[Tensor, Tensor]:
@@ -1236,13 +1278,36 @@ def _smollm3_nope(m: Model, i: int) -> bool:
     return not flags[i]
 
 
+def _every_layer_window(default: int | None) -> Callable[[Model], tuple[int | None, bool]]:
+    """Mistral's and Phi-3's window, every layer's: ``sliding_window`` (Mistral's default 4,096; null: none)."""
+    return lambda m: (m.raw.get("sliding_window", default), True)
+
+
+def _some_layers_window(m: Model) -> tuple[int | None, bool]:
+    """Qwen2's, Qwen3's and SmolLM3's: ``sliding_window`` where ``use_sliding_window``, on the layers of type
+    ``sliding_attention`` (by default Qwen's from ``max_window_layers`` on, SmolLM3's with rotary positions); and
+    whether that is every layer."""
+    window = m.raw.get("sliding_window", 4096) if m.raw.get("use_sliding_window") else None
+    L = m["L"]
+    types = m.raw.get("layer_types")
+    if types is not None:
+        sliding = [t == "sliding_attention" for t in types[:L]]
+    elif m.config.model_type == "smollm3":
+        sliding = [not _smollm3_nope(m, i) for i in range(L)]
+    else:
+        sliding = [i >= int(m.read("max_window_layers", 28)) for i in range(L)]
+    if window is None or not any(sliding):
+        return None, True
+    return window, all(sliding)
+
+
 SPECS: dict[str, DecoderSpec] = {
     "llama": LLAMA_SPEC,
-    "mistral": LLAMA_SPEC,
-    "qwen2": DecoderSpec(bias=True, o_bias=False),
-    "qwen3": DecoderSpec(qk_norm="head"),
-    "phi3": DecoderSpec(fused_qkv=True, fused_gate_up=True),
-    "smollm3": DecoderSpec(nope=_smollm3_nope),
+    "mistral": DecoderSpec(window=_every_layer_window(4096)),
+    "qwen2": DecoderSpec(bias=True, o_bias=False, window=_some_layers_window),
+    "qwen3": DecoderSpec(qk_norm="head", window=_some_layers_window),
+    "phi3": DecoderSpec(fused_qkv=True, fused_gate_up=True, window=_every_layer_window(None)),
+    "smollm3": DecoderSpec(nope=_smollm3_nope, window=_some_layers_window),
     "olmo2": DecoderSpec(qk_norm="full", post_norms=True),
     "gemma": DecoderSpec(norm="gemma", embed_scale=True, act="gelu_pytorch_tanh"),
 }

@@ -62,6 +62,56 @@ def test_the_closed_form_answers_every_measured_step_in_the_peak_phase_the_gpu_t
     assert phases["llama7b-lora-b1s2048"] == P.BACKWARD  # the logits' fp32 gradients at the start of the backward
 
 
+# Held out: steps measured after the closed form and the simulator were written (data/gpu_memory_heldout.json): other
+# families, shapes and options. A row after the first of its process found cuBLAS's workspaces already allocated in its
+# base (the harness's note): the engine's peak less its workspaces is what such a row measured.
+HELDOUT = read_json(DATA_DIR / "gpu_memory_heldout.json")
+
+
+def _heldout_figure(row: dict, peak: int, workspace: int) -> int:
+    return peak - (workspace if row["order_in_process"] else 0)
+
+
+@pytest.mark.parametrize("row", HELDOUT["rows"], ids=lambda r: r["case"])
+def test_closed_form_within_3_percent_of_held_out_gpu_steps(row):
+    config = parse_config(raw_of(row), name=row["model"], model_class=row.get("cls"), num_labels=row.get("num_labels"))
+    if row["method"] == "inference":
+        if config.model_type not in P.GENERATE_PROGRAMS:  # no generate tape for the family: it says so
+            with pytest.raises(P.ConfigError, match="--simulate"):
+                P.generate_peak(config, row["batch"], row["prompt"], row["new_tokens"], "bf16", row["attn"])
+            return
+        peak = P.generate_peak(config, row["batch"], row["prompt"], row["new_tokens"], "bf16", row["attn"])
+    else:
+        peak = P.training_peak(step_of(row))
+    engine = _heldout_figure(row, peak.peak_bytes, peak.workspace)
+    assert abs(engine / row["peak_allocated"] - 1) <= 0.03, (engine, row["peak_allocated"])
+
+
+HELDOUT_CHEAP = [r for r in HELDOUT["rows"] if r["case"] in (
+    "pythia160m-full-b8s1024-eager", "gpt2-full-b8s1024", "roberta-base-cls-b32s256", "xlm-roberta-base-cls-b16s512")]
+
+
+@pytest.mark.parametrize("row", HELDOUT_CHEAP, ids=lambda r: r["case"])
+def test_simulator_within_a_tenth_of_a_percent_of_held_out_gpu_steps(row):
+    sim = S.simulate_finetune(raw_of(row), row["method"], 16, 32, "all-linear", row["batch"], row["seq_len"],
+                              row["checkpointing"], "fp32" if row["method"] == "full" else "bf16",
+                              "bf16" if row["autocast_bf16"] else "none", row["attn"], "adamw", row.get("cls"),
+                              row.get("num_labels"))
+    engine = _heldout_figure(row, sim.peak_bytes + sim.workspace, sim.workspace)
+    assert abs(engine / row["peak_allocated"] - 1) <= 0.001, (engine, row["peak_allocated"])
+
+
+def test_a_window_on_some_layers_only_is_refused_in_one_line():
+    raw = {**raw_of({"model": "qwen2-7b"}), **SMALL["qwen2"], "num_hidden_layers": 4, "use_sliding_window": True,
+           "sliding_window": 16, "max_window_layers": 2}
+    config = parse_config(raw)
+    P.training_peak(P.Step(config, "lora", 1, 8, "none", "bf16", "none", "sdpa"))  # shorter than the window: answered
+    with pytest.raises(P.ConfigError, match="sliding_window.*some layers.*--simulate"):
+        P.training_peak(P.Step(config, "lora", 1, 64, "none", "bf16", "none", "sdpa"))
+    every = parse_config({**raw, "max_window_layers": 0})  # every layer windowed: the mask is taped
+    assert P.training_peak(P.Step(every, "lora", 1, 64, "none", "bf16", "none", "sdpa")).peak_bytes > 0
+
+
 # The simulator on one measured step of each model small enough for make test (every step: make check-peaks)
 CHEAP = [r for r in TRAINING if r["case"] in ("gpt2m-full-b8s1024-eager", "pythia1b-full-b4s2048-ck",
                                               "tinyllama-full-b1s4096-ck", "bert-base-cls-b32s128")]
@@ -86,6 +136,9 @@ SMALL = {
               "num_key_value_heads": 2, "vocab_size": 500},
     "mistral": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "vocab_size": 500, "sliding_window": 4096},
+    # the sequence (64) reaches the window: transformers builds the mask, SDPA runs the memory-efficient kernel with it
+    "mistral-window": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
+                       "num_key_value_heads": 2, "vocab_size": 500, "sliding_window": 32},
     "qwen2": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2, "vocab_size": 500},
     "qwen3": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -101,7 +154,7 @@ SMALL = {
     "bert": {"hidden_size": 128, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
              "vocab_size": 500},
 }
-MODEL = {"llama": "llama-7b", "mistral": "mistral-7b-v0.1", "qwen2": "qwen2-7b", "qwen3": "qwen3-8b",
+MODEL = {"llama": "llama-7b", "mistral": "mistral-7b-v0.1", "mistral-window": "mistral-7b-v0.1", "qwen2": "qwen2-7b", "qwen3": "qwen3-8b",
          "smollm3": "smollm3-3b", "gemma": "gemma-7b", "gpt2": "gpt2-medium", "gpt_neox": "pythia-1b",
          "bert": "bert-base-uncased"}
 FP32_AMP = ("full", "fp32", "bf16", "none", "sdpa")  # torch AMP: fp32 weights, bf16 autocast
@@ -118,6 +171,7 @@ EXACT += [(f, m) for f in ("qwen2", "qwen3", "smollm3", "gemma") for m in (FP32_
 EXACT += [("gpt2", m) for m in (FP32_AMP, LORA, FP32, EAGER)]
 EXACT += [("gpt_neox", m) for m in (FP32_AMP, LORA_AMP, EAGER)]
 EXACT += [("bert", m) for m in (FP32_AMP, LORA, FP32)]
+EXACT += [("mistral-window", AMP_CKPT)]
 
 # Where the tape and the run part, by how much at most (a fraction of the phase's activations), and why. Each is a
 # difference inside one layer's backward: the tape runs a layer's nodes in reverse order of creation; torch's engine
@@ -134,6 +188,11 @@ KNOWN = {
     ("mistral", PURE_BF16): (0.01, "two int64 position tensors of Mistral's sliding-window mask preparation"),
     ("mistral", LORA): (0.01, "two int64 position tensors of Mistral's sliding-window mask preparation"),
     ("llama", ("lora", "bf16", "none", "full", "sdpa")): (0.08, "the recomputed layer's LoRA backward: the engine's order"),
+    **{("mistral-window", mode): (0.01, "two int64 position tensors of Mistral's sliding-window mask preparation")
+       for mode in (FP32_AMP, PURE_BF16, LORA, LORA_AMP, FP32)},
+    ("mistral-window", ("lora", "bf16", "none", "full", "sdpa")): (
+        0.08, "the recomputed layer's LoRA backward: the engine's order (the masked layer's recomputation holds the "
+              "additive mask and the repeated keys and values too: Mistral-7B, S = 8,192, 1.2% under the GPU)"),
 }
 
 
@@ -181,7 +240,11 @@ def test_every_family_has_a_tape_or_says_that_it_has_none():
         config = parse_config(TINY[model_type])
         step = P.Step(config, "lora", 1, 8, "none", "bf16", "none", "sdpa")
         if model_type in P.PROGRAMS:
-            assert P.training_peak(step).peak_bytes > 0
+            try:
+                assert P.training_peak(step).peak_bytes > 0
+            except P.ConfigError as refused:  # a window on some layers only, reached: named, and where to go
+                assert "some layers" in str(refused) and "--simulate" in str(refused)
+                assert TINY[model_type]["use_sliding_window"]
         else:
             with pytest.raises(P.ConfigError) as refused:
                 P.training_peak(step)
