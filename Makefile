@@ -82,7 +82,7 @@ check-peaks: env
 	$(BIN)/python tools/check_peaks.py --tolerance 0.03
 	$(BIN)/python tools/check_peaks.py --simulate --tolerance 0.02
 	$(BIN)/python tools/check_peaks.py --heldout --tolerance 0.03
-	$(BIN)/python tools/check_peaks.py --heldout --simulate --tolerance 0.002
+	$(BIN)/python tools/check_peaks.py --heldout --simulate --tolerance 0.005
 
 # the harness of data/gpu_memory.json on this machine's CUDA GPU (it needs torch with CUDA, not the CPU wheel):
 # a table of the engine beside torch.cuda.max_memory_allocated(), written to build/gpu_check.json

@@ -42,6 +42,9 @@ TRACE = False  # debugging: _backward.trace holds what is live at the backward p
 MiB = 2**20
 CUBLAS_WORKSPACE = 32 * MiB  # torch's default cuBLAS workspace on sm90 (H100, H200): CUBLAS_WORKSPACE_CONFIG=:4096:8
 MATMUL_THREADS = 2  # the forward's thread and autograd's backward thread each get a cuBLAS handle and a workspace
+# bitsandbytes AdamW8bit (optim.optimizer.Optimizer2State.init_state): tensors under min_8bit_size keep fp32 moments
+MIN_8BIT_SIZE = 4096
+ADAM8_BLOCK = 256
 ITEMSIZE = {"fp32": 4, "bf16": 2, "fp16": 2, "int64": 8, "bool": 1, "uint64": 8, "uint8": 1}
 FORWARD, BACKWARD, STEP = "forward", "backward", "optimizer step"
 PREFILL, DECODE = "prefill", "decode"
@@ -455,7 +458,9 @@ def _forward_live(tape: Tape, start: int, saving: Callable[[Node], bool],
 
 def causal_lm_loss(tape: Tape, logits: Tensor, rows: int, vocab: int, batch: int) -> Tensor:
     """``ForCausalLMLoss``: ``logits.float()``, the labels padded by one and shifted (int64), then ``cross_entropy``
-    (``log_softmax`` saved in fp32, ``nll_loss`` saving the shifted labels and the total weight)."""
+    (``log_softmax`` saved in fp32, ``nll_loss`` saving the shifted labels and the total weight).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     logits32 = tape.cast(logits, "fp32", "logits (fp32)")
     padded = tape.new("labels padded", rows + batch, "int64", False)
     tape.record("constant_pad_nd", [], [padded], [])
@@ -476,7 +481,9 @@ def causal_lm_loss(tape: Tape, logits: Tensor, rows: int, vocab: int, batch: int
 
 def labels_loss(tape: Tape, logits: Tensor, rows: int, classes: int) -> Tensor:
     """``CrossEntropyLoss`` of a sequence classifier: ``log_softmax`` (fp32 under CUDA's autocast) saved, ``nll_loss``
-    saving the total weight (the labels are the batch's)."""
+    saving the total weight (the labels are the batch's).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     dtype = "fp32" if tape.autocast else logits.dtype
     out = tape.new("log_softmax(logits)", rows * classes, dtype, True)
     cast = allocated(rows * classes * ITEMSIZE[dtype]) if dtype != logits.dtype else 0
@@ -716,7 +723,9 @@ class Model:
 def projection(tape: Tape, m: Model, x: Tensor, d_in: int, d_out: int, name: str, bias: bool = False,
                targeted: bool = True) -> Tensor:
     """A linear layer as the method holds it: trained (full), frozen with peft's LoRA pair beside it, or in NF4
-    (bitsandbytes' ``Linear4bit``) with the pair beside it."""
+    (bitsandbytes' ``Linear4bit``) with the pair beside it.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     rows = x.numel // d_in
     b = m.param(tape, f"{name}.bias", d_out) if bias else None
     if m.qlora and targeted:
@@ -758,7 +767,9 @@ def _lora_pair(tape: Tape, m: Model, x: Tensor, y: Tensor, d_in: int, d_out: int
 
 
 def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
-    """``x·cos + rotate_half(x)·sin``: ``rotate_half`` slices the two halves, negates one, concatenates."""
+    """``x·cos + rotate_half(x)·sin``: ``rotate_half`` slices the two halves, negates one, concatenates.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     a = tape.mul(x, cos)
     # rotate_half's cat, neg and two slices, as one node: its backward makes a half-size negation and, per slice, a
     # full-size zero tensor the slice's gradient is copied into
@@ -803,7 +814,9 @@ def _norm(tape: Tape, m: Model, spec: DecoderSpec, x: Tensor, width: int, rows: 
 def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool,
                 spec: DecoderSpec = LLAMA_SPEC, mask: Tensor | None = None) -> Tensor:
     """``LlamaDecoderLayer`` (and the layers of the families that change a piece of it, :class:`DecoderSpec`):
-    RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU; the residual adds."""
+    RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU; the residual adds.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     T, H, I, A, A_kv, d = m.tokens, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
     bias = m.config.flags.get("attention_bias", False) if spec.bias is None else spec.bias
     o_bias = bias if spec.o_bias is None else spec.o_bias
@@ -832,7 +845,7 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
         v.storage.nbytes = v.nbytes
         tape.pin(k, "output")
         tape.pin(v, "output")
-    o = attention(tape, m, q, k, v, A, A_kv, d, mask=mask)
+    o = decoder_attention(tape, m, q, k, v, A, A_kv, d, mask=mask)
     o = projection(tape, m, o, A * d, H, "o_proj", o_bias)
     for t in (q, k, v, h):  # LlamaAttention's locals, and its argument, live until it returns
         tape.touch(t)
@@ -886,7 +899,9 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
     """``F.scaled_dot_product_attention`` (causal, or with a boolean ``mask``) with the kernel CUDA picks; the math
     path as torch writes it: q and k each scaled by √scale, q·kᵀ, the causal (or given) mask added, softmax (saved),
     dropout, ·v. A mask: transformers first repeats grouped keys and values (no ``enable_gqa`` with a mask on CUDA),
-    and torch turns the booleans into an additive mask of q's dtype, (B, 1, S, S), which the kernel saves."""
+    and torch turns the booleans into an additive mask of q's dtype, (B, 1, S, S), which the kernel saves.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     B, S = m.B, m.S
     if mask is not None and A_kv != A:
         k, v = _repeat_kv(tape, m, k, v, A, d)
@@ -915,11 +930,13 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
     return tape.matmul(w, v, B * S * A * d, "attention output")
 
 
-def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,
+def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,
               dropout: float = 0.0, causal: bool = True, mask: Tensor | None = None) -> Tensor:
     """LLaMA's attention: ``scaled_dot_product_attention`` as CUDA runs it (:func:`sdpa`), or transformers' eager
     attention (keys and values repeated per group, q·kᵀ scaled, the mask added, softmax in fp32 saved, back to q's
-    dtype, dropout, ·v)."""
+    dtype, dropout, ·v).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
         return sdpa(tape, m, q, k, v, A, A_kv, d, dropout, mask)
@@ -943,7 +960,9 @@ def attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_k
 
 def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
-    head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece."""
+    head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
     window, every = spec.window(m) if spec.window else (None, True)
     masked = window is not None and m.S >= window and m.step.attn == "sdpa"
@@ -987,7 +1006,9 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
 
 def window_mask(tape: Tape, m: Model) -> Tensor:
     """transformers' sliding-window mask for SDPA (``masking_utils.sdpa_mask``): (1, 1, S, S) booleans, kv > q − W
-    and kv ≤ q, each an S × S comparison and-ed onto the last (three of them alive at once), expanded to the batch."""
+    and kv ≤ q, each an S × S comparison and-ed onto the last (three of them alive at once), expanded to the batch.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     S2 = allocated(m.S * m.S)
     mask = tape.new("sliding-window mask", m.S * m.S, "bool", False)
     tape.record("sliding-window mask", [], [mask], [], forward_temp=2 * S2)
@@ -1012,7 +1033,9 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
     SDPA: FlashAttention; its output takes q's layout, so a q made by ``cat`` (heads first in memory, GPT-NeoX's
     partial rotary) needs a contiguous copy for the projection. Eager (GPT-2, GPT-NeoX, BERT): ``q·kᵀ`` scaled, the
     mask added (promoting to its dtype), softmax (``softmax_dtype``: LLaMA's fp32; None: autocast's fp32, else the
-    scores' dtype) saved, back to v's dtype, dropout, ``·v``, then a contiguous copy (B, S, A, d)."""
+    scores' dtype) saved, back to v's dtype, dropout, ``·v``, then a contiguous copy (B, S, A, d).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
         out = sdpa(tape, m, q, k, v, A, A, d, dropout) if mask is None else None
@@ -1038,7 +1061,9 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
 
 
 def eager_mask(tape: Tape, m: Model, dtype: str) -> Tensor | None:
-    """The additive causal mask eager attention adds, (B, 1, S, S) in the hidden states' dtype; None under SDPA."""
+    """The additive causal mask eager attention adds, (B, 1, S, S) in the hidden states' dtype; None under SDPA.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     if m.step.attn == "sdpa":
         return None
     mask = tape.new("causal mask", m.B * m.S * m.S, dtype, False)
@@ -1049,7 +1074,9 @@ def eager_mask(tape: Tape, m: Model, dtype: str) -> Tensor | None:
 def gpt2_model(tape: Tape, m: Model) -> Tensor:
     """``GPT2LMHeadModel.forward`` with ``labels``: token and position tables, embedding dropout, L blocks (LayerNorm,
     fused c_attn, attention with dropout, c_proj, residual dropout; LayerNorm, c_fc, GELU, c_proj, dropout), the final
-    LayerNorm, the tied head, ``ForCausalLMLoss``."""
+    LayerNorm, the tied head, ``ForCausalLMLoss``.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     T, H, V, A, P = m.tokens, m["H"], m["V"], m["A"], m["P"]
     I = m.config.sizes.get("I") or 4 * H
     d = H // A
@@ -1107,7 +1134,9 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
 
 def activation(tape: Tape, name: str, x: Tensor) -> Tensor:
     """transformers' ``ACT2FN[name]``: one saving operator (SiLU, GELU, ReLU), or GPT-2's ``gelu_new`` written out:
-    ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (the cube in fp32 under CUDA's autocast)."""
+    ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (the cube in fp32 under CUDA's autocast).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     if name in ("gelu", "gelu_pytorch_tanh", "gelu_python", "silu", "swish"):
         return tape.unary(name, x, "input")
     if name == "relu":
@@ -1126,7 +1155,9 @@ def activation(tape: Tape, name: str, x: Tensor) -> Tensor:
 def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     """``GPTNeoXForCausalLM.forward`` with ``labels``: the token table, L layers (parallel residual: attention and MLP
     both read the layer's input; partial rotary on ``rotary_pct`` of each head), the final LayerNorm, the untied
-    ``embed_out``."""
+    ``embed_out``.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     T, H, V, A, I = m.tokens, m["H"], m["V"], m["A"], m["I"]
     d = H // A
     parallel = m.config.flags.get("use_parallel_residual", True)
@@ -1187,7 +1218,9 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
 
 def partial_rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, rot: int, d: int) -> Tensor:
     """GPT-NeoX's rotary on the first ``rot`` of each head's ``d`` values, the rest passed through: ``cat`` of the two
-    (a new tensor, heads first in memory)."""
+    (a new tensor, heads first in memory).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     part = tape.view(x, f"{x.name}[..., :rot]", x.numel * rot // d)
     rest = tape.view(x, f"{x.name}[..., rot:]", x.numel - part.numel)
     rotated = rope(tape, part, cos, sin)
@@ -1200,7 +1233,9 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
     """``BertForSequenceClassification.forward`` with ``labels`` (RoBERTa's and the other BERT-like encoders' the
     same way): token, segment and position tables summed, LayerNorm, dropout; L layers (q, k, v, attention,
     dense, dropout, residual LayerNorm; intermediate, GELU, output, dropout, residual LayerNorm); the pooler on the
-    first token, dropout, the classifier, cross-entropy over C labels."""
+    first token, dropout, the classifier, cross-entropy over C labels.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     T, H, V, A, I, P = m.tokens, m["H"], m["V"], m["A"], m["I"], m["P"]
     d = H // A
     C = m.config.sizes.get("C", 2)
@@ -1347,7 +1382,7 @@ def resident(step: Step) -> dict[str, int]:
 
     Introduced in ``13_will_it_fit``.
     """
-    from .finetune import targeted
+    from .lora import targeted
     from .params import param_layout
 
     m = _model(step)
@@ -1364,7 +1399,7 @@ def resident(step: Step) -> dict[str, int]:
         quantized = set()
         frozen = 0
         if step.method == "qlora":
-            from .finetune import modules
+            from .lora import modules
             linear = [mod for mod in modules(config).values() if mod.kind == "linear" and not mod.head]
             quantized = {f"{mod.name}.weight" for mod in linear}
             frozen += sum((nf4_allocated(mod.shape[0] * mod.shape[1]) for mod in linear), 0)
@@ -1385,8 +1420,10 @@ def resident(step: Step) -> dict[str, int]:
 
 
 def trained_values(step: Step) -> tuple[list[int], int]:
-    """The values of each trainable tensor, and the bytes of one (the adapters' fp32; full: the weights' dtype)."""
-    from .finetune import targeted
+    """The values of each trainable tensor, and the bytes of one (the adapters' fp32; full: the weights' dtype).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    from .lora import targeted
     from .params import param_layout
 
     m = _model(step)
@@ -1401,14 +1438,13 @@ def optimizer_state(optimizer: str, values: list[int], itemsize: int) -> int:
     dtype (its step counters stay on the host); bitsandbytes' AdamW8bit two uint8 moments and two fp32 absmax per 256
     values (fp32 moments under 4,096 values; its two 256-entry maps shared); SGD without momentum none.
 
-    Introduced in ``13_will_it_fit``.
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
     """
     if optimizer == "adamw":
         return 2 * sum((allocated(n * itemsize) for n in values), 0)
     if optimizer == "sgd":
         return 0
     if optimizer == "adamw8bit":
-        from .finetune import ADAM8_BLOCK, MIN_8BIT_SIZE
 
         total = 0
         for n in values:
@@ -1422,7 +1458,9 @@ def optimizer_state(optimizer: str, values: list[int], itemsize: int) -> int:
 
 def nf4_allocated(n: int) -> int:
     """bitsandbytes' NF4 weight with double quantization as the allocator books it: the packed values, one uint8
-    absmax per 64, one fp32 absmax per 256 of those, the 256-entry fp32 code, the 16-entry NF4 code, the offset."""
+    absmax per 64, one fp32 absmax per 256 of those, the 256-entry fp32 code, the 16-entry NF4 code, the offset.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     blocks = -(-n // 64)
     return (allocated(-(-n // 2)) + allocated(blocks) + allocated(4 * -(-blocks // 256)) + allocated(4 * 256)
             + allocated(4 * 16) + allocated(4))
@@ -1442,7 +1480,9 @@ def training_class(config: ModelConfig) -> str:
 
 
 def training_config(config: ModelConfig) -> ModelConfig:
-    """``config`` as the class :func:`training_class` trains (an encoder's label head added, C = 2 by default)."""
+    """``config`` as the class :func:`training_class` trains (an encoder's label head added, C = 2 by default).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     from dataclasses import replace
 
     name = training_class(config)
@@ -1462,7 +1502,9 @@ def _model(step: Step) -> Model:
 
 
 def build_tape(step: Step, fold: bool = False) -> tuple[Tape, Tensor, Model]:
-    """The step's forward pass as a tape, and its loss (``fold``: a deep stack of identical layers as FOLD of them)."""
+    """The step's forward pass as a tape, and its loss (``fold``: a deep stack of identical layers as FOLD of them).
+
+    Introduced in ``13_will_it_fit``."""
     m = _model(step)
     if fold and m["L"] > FOLD and step.config.model_type in FOLDABLE:
         m.built = FOLD
@@ -1591,8 +1633,10 @@ def fits(peak: Peak, threads: int = MATMUL_THREADS) -> dict[str, dict[str, Any]]
 
 
 def allocated_trained(step: Step) -> list[int]:
-    """The bytes of each trainable tensor as the allocator books it (AdamW's foreach temporaries are one of each)."""
-    from .finetune import targeted
+    """The bytes of each trainable tensor as the allocator books it (AdamW's foreach temporaries are one of each).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    from .lora import targeted
     from .params import param_layout
 
     m = _model(step)
@@ -1603,7 +1647,9 @@ def allocated_trained(step: Step) -> list[int]:
 
 
 def forward_live_at_peak(step: Step, at: int | None = None) -> list[tuple[int, str]]:
-    """Debug: the storages live at the forward pass's peak (bytes, name), or after node ``at``."""
+    """Debug: the storages live at the forward pass's peak (bytes, name), or after node ``at``.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     tape, loss, m = build_tape(step)
     last_use: dict[int, int] = {}
     for i, node in enumerate(tape.nodes):
@@ -1639,7 +1685,9 @@ GENERATE_PROGRAMS: dict[str, Callable[[Tape, Model, int], list[Tensor]]] = {}
 def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
     """``generate``'s first forward pass over the prompt (no gradients): each layer's keys and values copied into
     transformers' ``DynamicCache`` (kept), the head on the last position only (``logits_to_keep=1``), the next
-    token's logits copied to fp32. Returns the cache's tensors."""
+    token's logits copied to fp32. Returns the cache's tensors.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
     ids = tape.input("input_ids", T, "int64")
     mask = tape.new("attention_mask (ones)", T, "int64", False)  # generate's, for the whole call

@@ -329,7 +329,9 @@ def _op(torch: Any, name: str) -> Any:
 
 @contextlib.contextmanager
 def cuda_autocast_lists() -> Iterator[None]:
-    """While inside, ``torch.autocast("cpu")`` applies CUDA's fp32, fp32-with-dtype and promote policies."""
+    """While inside, ``torch.autocast("cpu")`` applies CUDA's fp32, fp32-with-dtype and promote policies.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     torch = _torch()
     key = torch._C.DispatchKey.AutocastCPU
     below = torch._C.DispatchKeySet(key)
@@ -400,7 +402,9 @@ def _sdpa_choice(q: Any, k: Any, attn_mask: Any) -> str:
 @contextlib.contextmanager
 def cuda_kernels(kernels: dict[str, int]) -> Iterator[None]:
     """``F.scaled_dot_product_attention`` and ``F.dropout`` as CUDA runs them (the kernel chosen counted in
-    ``kernels``)."""
+    ``kernels``).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     torch = _torch()
     F = torch.nn.functional
     sdpa, dropout = F.scaled_dot_product_attention, F.dropout
@@ -469,10 +473,12 @@ def _answer() -> bool:
 
 # --- the model ---------------------------------------------------------------------------------------------------
 
-def build(raw: Mapping[str, Any], dtype: str, attn: str, model_class: str | None = None,
+def build_model(raw: Mapping[str, Any], dtype: str, attn: str, model_class: str | None = None,
           num_labels: int | None = None) -> Any:
     """transformers' class for ``raw`` (the family's, ``--class``'s or the auto class's) on the meta device, in
-    ``dtype`` ("fp32", "bf16", "fp16"), with ``attn`` attention ("sdpa" or "eager")."""
+    ``dtype`` ("fp32", "bf16", "fp16"), with ``attn`` attention ("sdpa" or "eager").
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     torch = _torch()
     from . import fallback
 
@@ -594,7 +600,7 @@ def simulate_finetune(raw: Mapping[str, Any], method: str = "lora", rank: int = 
     counter = _Counter()
     kernels: dict[str, int] = {}
     with _session() as fake:
-        model = build(raw, "fp32" if weight_dtype == "fp32" else weight_dtype, attn, model_class, num_labels)
+        model = build_model(raw, "fp32" if weight_dtype == "fp32" else weight_dtype, attn, model_class, num_labels)
         if method == "qlora":
             model = model.to(torch.bfloat16) if weight_dtype == "fp32" else model
             _quantize_linears(model, fake)
@@ -685,7 +691,7 @@ def simulate_generate(raw: Mapping[str, Any], batch: int, prompt: int, new_token
     counter = _Counter()
     kernels: dict[str, int] = {}
     with _session() as fake:
-        model = build(raw, dtype, attn)
+        model = build_model(raw, dtype, attn)
         model.eval()
         loaded = _materialize(model, fake, counter)
         vocab = getattr(model.config, "vocab_size", None) or model.config.get_text_config().vocab_size
@@ -715,7 +721,9 @@ def simulate_generate(raw: Mapping[str, Any], batch: int, prompt: int, new_token
 
 
 def simulate_run(config: Any, run: Any) -> Simulated:
-    """``finetune --simulate``: the :class:`~helpers.finetune.Finetune` run, simulated on its config's own keys."""
+    """``finetune --simulate``: the :class:`~helpers.finetune.Finetune` run, simulated on its config's own keys.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     from . import peak
 
     if not config.raw:
@@ -727,7 +735,9 @@ def simulate_run(config: Any, run: Any) -> Simulated:
 
 def simulated_json(sim: Simulated) -> dict[str, Any]:
     """The keys ``--simulate`` adds, and the peak it replaces: ``peak_bytes`` is the simulated peak as the caching
-    allocator books it, plus the cuBLAS workspaces of a Hopper GPU."""
+    allocator books it, plus the cuBLAS workspaces of a Hopper GPU.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     return {"peak_bytes": sim.peak_bytes + sim.workspace, "peak_phase": sim.peak_phase,
             "peak_counted_by": "simulation (helpers.simulate)",
             "simulated": {"allocated_peak_bytes": sim.peak_bytes, "tensor_peak_bytes": sim.tensor_peak_bytes,
@@ -738,7 +748,9 @@ def simulated_json(sim: Simulated) -> dict[str, Any]:
 
 
 def simulated_report(sim: Simulated) -> str:
-    """The lines ``--simulate`` adds to the text output."""
+    """The lines ``--simulate`` adds to the text output.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     from .memory import fmt_bytes
     from .report import fmt_int
 

@@ -88,7 +88,7 @@ def main() -> int:
                   f"{'  OFF' if miss else ''}")
     kind = "simulator" if args.simulate else "closed form"
     answered = len(rows) - refused
-    print(f"{kind}: {answered - off}/{answered} steps answered within {args.tolerance:.0%} of the GPU (worst off by "
+    print(f"{kind}: {answered - off}/{answered} steps answered within {args.tolerance:.1%} of the GPU (worst off by "
           f"{worst:.2%})" + (f"; {refused} refused in one line, naming --simulate" if refused else ""))
     return 1 if off else 0
 
