@@ -308,9 +308,10 @@ class Tape:
                     [x, mean, rstd, *extra], grads)
         return y
 
-    def rms_norm(self, x: Tensor, w: Tensor, rows: int, one_plus: bool = False) -> Tensor:
+    def rms_norm(self, x: Tensor, w: Tensor, rows: int, one_plus: bool = False, gain_fp32: bool = False) -> Tensor:
         """LLaMA's RMSNorm as transformers writes it: ``x.to(fp32)``, ``pow(2).mean``, ``rsqrt``, ``x·rsqrt``, back to
-        x's dtype, times the gain (Gemma's: ``(1 + w)`` in fp32, then back)."""
+        x's dtype, times the gain (Gemma's: ``(1 + w)`` in fp32, then back; OLMo 2's, ``gain_fp32``: times the gain in
+        fp32, then back)."""
         dtype = x.dtype
         x32 = self.cast(x, "fp32")
         sq = self.unary("pow", x32, "input")
@@ -321,6 +322,8 @@ class Tape:
         if one_plus:
             w1 = self.unary("add_scalar", self.cast(w, "fp32"), "none")
             return self.cast(self.mul(y, w1), dtype)
+        if gain_fp32:
+            return self.cast(self.mul(w, y), dtype)
         y = self.cast(y, dtype)
         return self.mul(w, y)
 
@@ -789,7 +792,11 @@ class DecoderSpec:
     projection split in slices (Phi-3); ``norm``: ``"llama"`` (x·rsqrt in fp32, back, times the gain) or
     ``"gemma"`` (all in fp32, times 1 + the gain); ``post_norms``: the norms after the sublayers (OLMo 2);
     ``embed_scale``: the embeddings times √H (Gemma); ``nope``: the layers without rotary positions (SmolLM3);
-    ``window``: the sliding window of the layers that have one (None: no layer has)."""
+    ``norm`` ``"olmo2"``: in fp32 to the end, times the gain, then back; ``rope_fp32``: cos and sin kept in fp32, the
+    rotary computed in fp32 and q and k cast back (OLMo 2);
+    ``window``: the sliding window of the layers that have one (None: no layer has); ``rope_cat``: the rotary on the
+    first ``partial_rotary_factor``·d values of each head, the rest passed, and the two concatenated (Phi-3: a copy
+    of q and of k even when the factor is 1)."""
 
     bias: bool | None = None  # None: the config's attention_bias
     o_bias: bool | None = None
@@ -802,13 +809,16 @@ class DecoderSpec:
     act: str = "silu"
     nope: Callable[[Model, int], bool] | None = None
     window: Callable[[Model], tuple[int | None, bool]] | None = None
+    rope_cat: bool = False
+    rope_fp32: bool = False
 
 
 LLAMA_SPEC = DecoderSpec()
 
 
 def _norm(tape: Tape, m: Model, spec: DecoderSpec, x: Tensor, width: int, rows: int, name: str) -> Tensor:
-    return tape.rms_norm(x, m.param(tape, f"{name}.weight", width), rows, one_plus=spec.norm == "gemma")
+    return tape.rms_norm(x, m.param(tape, f"{name}.weight", width), rows, one_plus=spec.norm == "gemma",
+                         gain_fp32=spec.norm == "olmo2")
 
 
 def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor | None, use_cache: bool,
@@ -837,7 +847,12 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
     elif spec.qk_norm == "head":
         q = _norm(tape, m, spec, q, d, T * A, "q_norm")
         k = _norm(tape, m, spec, k, d, T * A_kv, "k_norm")
-    if cos is not None:
+    if cos is not None and spec.rope_cat:
+        rot = int(d * float(m.read("partial_rotary_factor", 1.0)))
+        q, k = partial_rope(tape, q, cos, sin, rot, d), partial_rope(tape, k, cos, sin, rot, d)
+    elif cos is not None and spec.rope_fp32:
+        q, k = (tape.cast(rope(tape, t, cos, sin), t.dtype) for t in (q, k))
+    elif cos is not None:
         q, k = rope(tape, q, cos, sin), rope(tape, k, cos, sin)
     if use_cache:  # a training forward with use_cache fills a DynamicCache: each layer's keys and values copied in
         k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
@@ -845,7 +860,7 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
         v.storage.nbytes = v.nbytes
         tape.pin(k, "output")
         tape.pin(v, "output")
-    o = decoder_attention(tape, m, q, k, v, A, A_kv, d, mask=mask)
+    o = decoder_attention(tape, m, q, k, v, A, A_kv, d, mask=mask, heads_first=spec.rope_cat and cos is not None)
     o = projection(tape, m, o, A * d, H, "o_proj", o_bias)
     for t in (q, k, v, h):  # LlamaAttention's locals, and its argument, live until it returns
         tape.touch(t)
@@ -931,7 +946,8 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
 
 
 def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,
-              dropout: float = 0.0, causal: bool = True, mask: Tensor | None = None) -> Tensor:
+                      dropout: float = 0.0, causal: bool = True, mask: Tensor | None = None,
+                      heads_first: bool = False) -> Tensor:
     """LLaMA's attention: ``scaled_dot_product_attention`` as CUDA runs it (:func:`sdpa`), or transformers' eager
     attention (keys and values repeated per group, q·kᵀ scaled, the mask added, softmax in fp32 saved, back to q's
     dtype, dropout, ·v).
@@ -939,7 +955,9 @@ def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: 
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
-        return sdpa(tape, m, q, k, v, A, A_kv, d, dropout, mask)
+        out = sdpa(tape, m, q, k, v, A, A_kv, d, dropout, mask)
+        # a q made by cat is heads first in memory: the kernel's output too, so transpose(1, 2).contiguous() copies
+        return tape.copy(out, "attention output (contiguous)") if heads_first else out
     scores = B * A * S * S
     if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads
         k = tape.copy(k, "keys repeated")
@@ -983,7 +1001,8 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     tape.record("arange", [], [positions], [])
     # the sequence reaches the window: transformers builds the mask (SDPA could not be told is_causal)
     mask = window_mask(tape, m) if masked else None
-    cos, sin = _rotary(tape, m, x.dtype, d)
+    rot = int(d * float(m.read("partial_rotary_factor", 1.0))) if spec.rope_cat else d
+    cos, sin = _rotary(tape, m, "fp32" if spec.rope_fp32 else x.dtype, rot)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
     for i in range(m.layers):
         tape.layer = i
@@ -1341,9 +1360,9 @@ SPECS: dict[str, DecoderSpec] = {
     "mistral": DecoderSpec(window=_every_layer_window(4096)),
     "qwen2": DecoderSpec(bias=True, o_bias=False, window=_some_layers_window),
     "qwen3": DecoderSpec(qk_norm="head", window=_some_layers_window),
-    "phi3": DecoderSpec(fused_qkv=True, fused_gate_up=True, window=_every_layer_window(None)),
+    "phi3": DecoderSpec(fused_qkv=True, fused_gate_up=True, window=_every_layer_window(None), rope_cat=True),
     "smollm3": DecoderSpec(nope=_smollm3_nope, window=_some_layers_window),
-    "olmo2": DecoderSpec(qk_norm="full", post_norms=True),
+    "olmo2": DecoderSpec(qk_norm="full", post_norms=True, norm="olmo2", rope_fp32=True),
     "gemma": DecoderSpec(norm="gemma", embed_scale=True, act="gelu_pytorch_tanh"),
 }
 

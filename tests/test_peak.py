@@ -148,15 +148,20 @@ SMALL = {
                 "pad_token_id": 0},
     "gemma": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 500},
+    "phi3": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "vocab_size": 500, "sliding_window": None, "pad_token_id": 0, "bos_token_id": 1,
+             "eos_token_id": 2},
+    "olmo2": {"hidden_size": 128, "intermediate_size": 320, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "vocab_size": 500, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2},
     "gpt2": {"n_embd": 128, "n_layer": 2, "n_head": 4, "vocab_size": 500},
     "gpt_neox": {"hidden_size": 128, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
                  "vocab_size": 500},
     "bert": {"hidden_size": 128, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
              "vocab_size": 500},
 }
-MODEL = {"llama": "llama-7b", "mistral": "mistral-7b-v0.1", "mistral-window": "mistral-7b-v0.1", "qwen2": "qwen2-7b", "qwen3": "qwen3-8b",
-         "smollm3": "smollm3-3b", "gemma": "gemma-7b", "gpt2": "gpt2-medium", "gpt_neox": "pythia-1b",
-         "bert": "bert-base-uncased"}
+MODEL = {"llama": "llama-7b", "mistral": "mistral-7b-v0.1", "mistral-window": "mistral-7b-v0.1", "qwen2": "qwen2-7b",
+         "qwen3": "qwen3-8b", "smollm3": "smollm3-3b", "phi3": "phi-3-mini-4k-instruct", "olmo2": "olmo-2-1124-7b",
+         "gemma": "gemma-7b", "gpt2": "gpt2-medium", "gpt_neox": "pythia-1b", "bert": "bert-base-uncased"}
 FP32_AMP = ("full", "fp32", "bf16", "none", "sdpa")  # torch AMP: fp32 weights, bf16 autocast
 PURE_BF16 = ("full", "bf16", "none", "none", "sdpa")
 LORA = ("lora", "bf16", "none", "none", "sdpa")
@@ -172,6 +177,8 @@ EXACT += [("gpt2", m) for m in (FP32_AMP, LORA, FP32, EAGER)]
 EXACT += [("gpt_neox", m) for m in (FP32_AMP, LORA_AMP, EAGER)]
 EXACT += [("bert", m) for m in (FP32_AMP, LORA, FP32)]
 EXACT += [("mistral-window", AMP_CKPT)]
+EXACT += [(f, m) for f in ("phi3", "olmo2") for m in (FP32_AMP, PURE_BF16, LORA, LORA_AMP, FP32, EAGER, LORA_EAGER)]
+EXACT += [("phi3", AMP_CKPT)]
 
 # Where the tape and the run part, by how much at most (a fraction of the phase's activations), and why. Each is a
 # difference inside one layer's backward: the tape runs a layer's nodes in reverse order of creation; torch's engine
@@ -190,6 +197,9 @@ KNOWN = {
     ("llama", ("lora", "bf16", "none", "full", "sdpa")): (0.08, "the recomputed layer's LoRA backward: the engine's order"),
     **{("mistral-window", mode): (0.01, "two int64 position tensors of Mistral's sliding-window mask preparation")
        for mode in (FP32_AMP, PURE_BF16, LORA, LORA_AMP, FP32)},
+    ("phi3", ("lora", "bf16", "none", "full", "sdpa")): (0.07, "the recomputed layer's LoRA backward: the engine's order"),
+    ("olmo2", ("lora", "bf16", "none", "full", "sdpa")): (0.08, "the recomputed layer's LoRA backward: the engine's order"),
+    ("olmo2", AMP_CKPT): (0.04, "the recomputed layer's backward: the engine's order"),
     ("mistral-window", ("lora", "bf16", "none", "full", "sdpa")): (
         0.08, "the recomputed layer's LoRA backward: the engine's order (the masked layer's recomputation holds the "
               "additive mask and the repeated keys and values too: Mistral-7B, S = 8,192, 1.2% under the GPU)"),

@@ -32,3 +32,30 @@ def test_readme_session(tmp_path, session):
 
 def test_readme_has_examples():
     assert any(c.startswith("python -m helpers count") for s in sessions() for c, _ in s)
+
+
+def peak_tables() -> list[list[str]]:
+    """The README's tables of measured peaks (rows, then the summary line under them)."""
+    lines = README.read_text().splitlines()
+    tables = []
+    for i, line in enumerate(lines):
+        if line.startswith("| step | GPU peak | before |"):
+            end = next(j for j in range(i, len(lines)) if not lines[j].startswith("|"))
+            summary = next(line for line in lines[end:] if line.strip())
+            tables.append(lines[i:end] + [summary])
+    return tables
+
+
+@pytest.mark.parametrize("heldout", [False, True], ids=["measured", "held-out"])
+def test_readme_peak_tables_are_what_tools_peak_table_prints(heldout):
+    """Every cell but the simulator's (make check-peaks reruns those): the GPU, the engine before, the closed form."""
+    sys.path.insert(0, str(README.parent / "tools"))
+    import peak_table
+
+    readme = peak_tables()[int(heldout)]
+    printed = peak_table.table(simulate=False, heldout=heldout).splitlines()
+    rows, summary = printed[2:-2], printed[-1]
+    assert len(readme) - 3 == len(rows)
+    for got, want in zip(readme[2:-1], rows):
+        assert got.split(" | ")[:6] == want.removesuffix(" |").split(" | ")[:6]
+    assert readme[-1].startswith(summary.removesuffix(" (GiB = 2³⁰ bytes)"))
