@@ -373,7 +373,7 @@ class Tape:
         if dtype is not None and dtype != x.dtype:
             y = self.new(f"softmax({x.name})", x.numel, dtype, x.grad)
             self.record("softmax", [x], [y], [y], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])},
-                        temp=allocated(x.numel * ITEMSIZE[dtype]))
+                        temp=allocated(x.numel * ITEMSIZE[dtype]), forward_temp=allocated(x.numel * ITEMSIZE[dtype]))
             return y
         return self.unary("softmax", x, "output")
 
@@ -969,11 +969,14 @@ def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: 
     w = tape.matmul(q, k, scores, "scores")
     w = tape.scale(w)
     if causal:
-        w = tape.add(w, tape.input("causal mask", B * S * S, w.dtype))
+        w = tape.add(w, mask if mask is not None else tape.input("causal mask", B * S * S, w.dtype))
     w = tape.softmax(w, "fp32")
     w = tape.cast(w, q.dtype if not tape.autocast else "bf16")
     w = tape.dropout(w, dropout)
-    return tape.matmul(w, v, B * S * A * d, "attention output")
+    out = tape.matmul(w, v, B * S * A * d, "attention output")
+    for t in (k, v):  # eager_attention_forward's repeated keys and values, until it returns
+        tape.touch(t)
+    return out
 
 
 def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
@@ -1000,7 +1003,8 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     positions = tape.new("cache_position", m.S, "int64", False)  # arange(S); position_ids is a view of it
     tape.record("arange", [], [positions], [])
     # the sequence reaches the window: transformers builds the mask (SDPA could not be told is_causal)
-    mask = window_mask(tape, m) if masked else None
+    # eager attention adds the causal mask transformers builds once, (B, 1, S, S) in the hidden states' dtype
+    mask = window_mask(tape, m) if masked else eager_mask(tape, m, x.dtype)
     rot = int(d * float(m.read("partial_rotary_factor", 1.0))) if spec.rope_cat else d
     cos, sin = _rotary(tape, m, "fp32" if spec.rope_fp32 else x.dtype, rot)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
@@ -1034,10 +1038,10 @@ def window_mask(tape: Tape, m: Model) -> Tensor:
     return mask
 
 
-def _rotary(tape: Tape, m: Model, dtype: str, d: int) -> tuple[Tensor, Tensor]:
+def _rotary(tape: Tape, m: Model, dtype: str, d: int, rows: int = 1) -> tuple[Tensor, Tensor]:
     """The rotary embedding's cos and sin for the S positions (fp32, then the hidden states' dtype), shared by every
-    layer."""
-    S = m.S
+    layer; ``rows`` sets of them where the positions are given per sequence (``generate``)."""
+    S = m.S * rows
     cos = tape.new("cos", S * d, "fp32", False)
     sin = tape.new("sin", S * d, "fp32", False)
     tape.record("rotary", [], [cos, sin], [])
@@ -1717,19 +1721,24 @@ def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
     embeds = x
     positions = tape.new("cache_position", m.S, "int64", False)
     tape.record("arange", [], [positions], [])
-    cos, sin = _rotary(tape, m, x.dtype, d)
+    # generate's position_ids, one row per sequence (the mask's cumsum − 1, then a contiguous clone of the prompt's)
+    rows = [tape.new(name, T, "int64", False) for name in ("position_ids", "position_ids (clone)")]
+    tape.record("position_ids", [mask], rows, [])
+    cos, sin = _rotary(tape, m, x.dtype, d, rows=m.B)
+    mask = eager_mask(tape, m, x.dtype)
     cache: list[Tensor] = []
     for i in range(m.layers):
         tape.layer = i
-        x = llama_layer(tape, m, x, cos, sin, True)
+        x_in, x = x, llama_layer(tape, m, x, cos, sin, True, mask=mask)
+        tape.touch(x_in)  # the model's loop holds the layer's input until the layer returns
     tape.layer = None
     for node in tape.nodes:
         cache += [t for t in node.outputs if t.name in ("cached keys", "cached values")]
     for t in cache:
         tape.pin(t, "generate")
     x = tape.rms_norm(x, m.param(tape, "norm.weight", H), T)
-    tape.touch(positions)
-    tape.touch(embeds)
+    for t in (positions, embeds, cos, sin, *rows, *([mask] if mask is not None else [])):  # locals until it returns
+        tape.touch(t)
     last = tape.view(x, "last position", m.B * H)
     head = table if m.config.flags.get("tie_word_embeddings", False) else m.param(tape, "lm_head.weight", V * H)
     logits = tape.linear(last, head, V, "logits (last position)", rows=m.B)
