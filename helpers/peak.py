@@ -1814,6 +1814,29 @@ def measured() -> dict[str, Any]:
     return read_json(DATA_DIR / "gpu_memory.json")
 
 
+def measured_heldout() -> dict[str, Any]:
+    """``data/gpu_memory_heldout.json``: 27 steps and ``generate`` calls measured on an H200 after the engine was
+    written, several to a process (``process``, ``order_in_process``).
+
+    Introduced in ``13_will_it_fit``.
+    """
+    from .config import DATA_DIR, read_json
+
+    return read_json(DATA_DIR / "gpu_memory_heldout.json")
+
+
+def in_base(row: Mapping[str, Any]) -> int:
+    """cuBLAS's workspaces already allocated when a held-out row began (an earlier row of its process had run a
+    matrix multiply on each thread); 0 for the first row of a process and for every row of :func:`measured`. The
+    engine's peak less this is what such a row measured.
+
+    Introduced in ``13_will_it_fit``.
+    """
+    if not row.get("order_in_process"):
+        return 0
+    return CUBLAS_WORKSPACE * (1 if row["method"] == "inference" else MATMUL_THREADS)
+
+
 def measured_step(row: Mapping[str, Any]) -> Step:
     """A training row of :func:`measured` as a :class:`Step` (its model from ``data/models/`` with its override).
 

@@ -25,8 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from helpers.config import read_json, resolve  # noqa: E402
-from helpers.config import DATA_DIR  # noqa: E402
-from helpers.peak import CUBLAS_WORKSPACE, MATMUL_THREADS, measured  # noqa: E402
+from helpers.peak import in_base, measured, measured_heldout  # noqa: E402
 
 
 def command(row: dict, model: str) -> tuple[list[str], str]:
@@ -54,7 +53,7 @@ def main() -> int:
     parser.add_argument("cases", nargs="*")
     args = parser.parse_args()
     if args.heldout:
-        rows = read_json(DATA_DIR / "gpu_memory_heldout.json")["rows"]
+        rows = measured_heldout()["rows"]
     else:
         data = measured()
         rows = data["rows"] + [dict(r, case=r["case"] + "@H100") for r in data["h100_rows"]]
@@ -78,8 +77,7 @@ def main() -> int:
                 off += not named
                 continue
             got = json.loads(done.stdout)[key]
-            if row.get("order_in_process"):  # its process had allocated cuBLAS's workspaces before it began
-                got -= CUBLAS_WORKSPACE * (1 if row["method"] == "inference" else MATMUL_THREADS)
+            got -= in_base(row)  # cuBLAS's workspaces its process had allocated before it began
             ratio = got / row["peak_allocated"]
             worst = max(worst, abs(ratio - 1))
             miss = abs(ratio - 1) > args.tolerance

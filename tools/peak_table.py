@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from helpers import peak as P  # noqa: E402
-from helpers.config import DATA_DIR, ConfigError, parse_config, read_json, resolve  # noqa: E402
+from helpers.config import ConfigError, parse_config, read_json, resolve  # noqa: E402
 from helpers.finetune import Finetune  # noqa: E402
 from helpers.memory import Memory  # noqa: E402
 
@@ -30,16 +30,9 @@ GiB = 2**30
 
 def rows(heldout: bool = False) -> list[dict]:
     if heldout:
-        return read_json(DATA_DIR / "gpu_memory_heldout.json")["rows"]
+        return P.measured_heldout()["rows"]
     data = P.measured()
     return data["rows"] + [dict(r, case=r["case"] + " (H100)") for r in data["h100_rows"]]
-
-
-def _in_base(row: dict) -> int:
-    """cuBLAS's workspaces, when an earlier step of the row's process had allocated them (held-out rows)."""
-    if not row.get("order_in_process"):
-        return 0
-    return P.CUBLAS_WORKSPACE * (1 if row["method"] == "inference" else P.MATMUL_THREADS)
 
 
 def before(row: dict) -> int:
@@ -58,10 +51,10 @@ def now(row: dict) -> int | None:
         raw = {**read_json(resolve(row["model"])), **(row.get("override") or {})}
         try:
             return P.generate_peak(parse_config(raw), row["batch"], row["prompt"], row["new_tokens"], "bf16",
-                                   row["attn"]).peak_bytes - _in_base(row)
+                                   row["attn"]).peak_bytes - P.in_base(row)
         except ConfigError:
             return None
-    return P.training_peak(P.measured_step(row)).peak_bytes - _in_base(row)
+    return P.training_peak(P.measured_step(row)).peak_bytes - P.in_base(row)
 
 
 def simulated(row: dict) -> int:
@@ -75,7 +68,7 @@ def simulated(row: dict) -> int:
         sim = simulate_finetune(raw, row["method"], 16, 32, step.targets, row["batch"], row["seq_len"],
                                 row["checkpointing"], step.weight_dtype, step.autocast, row["attn"], "adamw",
                                 row.get("cls"), row.get("num_labels"))
-    return sim.peak_bytes + sim.workspace - _in_base(row)
+    return sim.peak_bytes + sim.workspace - P.in_base(row)
 
 
 def table(simulate: bool = False, heldout: bool = False) -> str:
