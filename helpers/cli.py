@@ -378,7 +378,9 @@ def _generate_text(doc: dict) -> str:
         if isinstance(parts, dict):
             lines.append(f"  {phase}: " + "; ".join(f"{k} {v:,}" for k, v in parts.items()))
     if "generate_fits" in doc:
-        lines.append("  fits: " + "; ".join(f"{k} {v['fits']}" for k, v in doc["generate_fits"].items()))
+        lines.append(f"  fits (the peak, the allocator's reserve up to {_peak.reserve_margin(generate=True):.1%} as "
+                     "measured in generate, and a 0.5 GiB context, within the memory CUDA reports): "
+                     + "; ".join(f"{k} {v['fits']}" for k, v in doc["generate_fits"].items()))
     return "\n".join(lines)
 
 

@@ -1619,28 +1619,28 @@ def training_peak(step: Step) -> Peak:
 CONTEXT = 512 * MiB  # the CUDA context and its libraries' modules, outside torch's allocator: an allowance, not measured
 
 
-def reserve_margin() -> float:
-    """The most the caching allocator reserved beyond what it had handed out at a training step's peak, as a fraction,
-    over the steps of ``data/gpu_memory.json`` (``peak_reserved / peak_allocated − 1``).
+def reserve_margin(generate: bool = False) -> float:
+    """The most the caching allocator reserved beyond what it had handed out at the peak, as a fraction, over the
+    training steps of ``data/gpu_memory.json`` (``peak_reserved / peak_allocated − 1``), or over its ``generate``
+    calls (``generate``: the prefill's blocks stay cached while the decode's longer caches need new ones).
 
     Introduced in ``13_will_it_fit``.
     """
-    from .config import DATA_DIR, read_json
-
-    rows = read_json(DATA_DIR / "gpu_memory.json")["rows"]
-    return max(r["peak_reserved"] / r["peak_allocated"] - 1 for r in rows if r["method"] != "inference")
+    rows = measured()["rows"]
+    return max(r["peak_reserved"] / r["peak_allocated"] - 1 for r in rows if (r["method"] == "inference") == generate)
 
 
 def fits(peak: Peak, threads: int = MATMUL_THREADS) -> dict[str, dict[str, Any]]:
     """For each GPU of ``data/hardware.json``: the peak with that GPU's cuBLAS workspaces, the memory CUDA reports,
-    and the verdict: ``"yes"`` when the peak, the allocator's largest measured reserve on top of it and the
-    context allowance fit; ``"no"`` when the peak alone does not; ``"tight"`` between.
+    and the verdict: ``"yes"`` when the peak, the allocator's largest measured reserve on top of it (a training
+    step's, or ``generate``'s) and the context allowance fit; ``"no"`` when the peak alone does not; ``"tight"``
+    between.
 
     Introduced in ``13_will_it_fit``.
     """
     from .budget import gpu_table
 
-    margin = reserve_margin()
+    margin = reserve_margin(generate=PREFILL in peak.phases)
     out = {}
     for key, g in gpu_table().items():
         need = peak.peak_bytes - peak.workspace + threads * g.cublas_workspace
