@@ -163,7 +163,8 @@ def unmodelled_config(spec: str | Path, error: ConfigError) -> tuple[str, dict[s
     for part in error.field.split("."):  # a composite's sub-config key: vision_config.model_type
         value = value.get(part) if isinstance(value, dict) else None
     name = path.stem if path.parent.resolve() == MODELS_DIR.resolve() else str(spec)
-    raw = {"architectures": [family.architecture], **raw}  # no entry: the class the family's formulas would count
+    # no entry (absent, null or empty): the class the family's formulas would count
+    raw = {**raw, "architectures": raw.get("architectures") or [family.architecture]}
     return name, raw, f"{error.field} = {json.dumps(value)} ({refused[error.field][1]})"
 
 

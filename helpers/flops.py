@@ -199,6 +199,10 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
     # a weight run more than once per token (ALBERT's shared layers: stored once, run L times): 6·N·D charges it once
     reruns = sum((n * matmul_count(p) * (matmul_tokens(p, c, B, flops.seq_len) - D) for p, n in rows
                   if p.kind not in (EXPERT, CONVOLUTION) and matmul_tokens(p, c, B, flops.seq_len) > D), 0)
+    # a weight stored but run on no token: ALBERT's groups beyond its layers (or with no layer), a decoder's
+    # cross-attention with no encoder states given (the blocks skip it)
+    unused = sum((n * p.count for p, n in rows if p.kind not in (TABLE, BIAS, NORM, EXPERT, EXPERT_BIAS)
+                  and p.component != POOLER and not matmul_tokens(p, c, B, flops.seq_len)), 0)
     # a convolution computed over padded positions (Qwen3-Next's conv1d as transformers' torch path runs it)
     padded = sum((n * p.count * (matmul_tokens(p, c, B, flops.seq_len) - D) for p, n in rows if p.kind == CONVOLUTION), 0)
     parts = flops.by_component()
@@ -214,6 +218,8 @@ def six_n_d_gap(flops: Flops) -> dict[str, int]:
         gap["routed experts a token does not use"] = 6 * D * idle
     if reruns:
         gap["shared weights run again (stored once in N)"] = -6 * reruns
+    if unused:
+        gap["weights stored but run on no token"] = 6 * D * unused
     if padded:
         gap["a convolution's padded positions (more outputs than tokens)"] = -6 * padded
     gap["attention scores/values (S², no parameters)"] = -3 * parts.get(ATTENTION_SCORES, 0)

@@ -915,7 +915,8 @@ def wide_t5_configs(draw) -> dict:
     noise = {**COMMON_NOISE, "relative_attention_max_distance": st.integers(1, 20),
              "layer_types": st.none(), "is_decoder": st.booleans(),
              "is_encoder_decoder": st.booleans(),
-             "tie_word_embeddings": st.one_of(st.booleans(), st.none())}
+             "tie_word_embeddings": st.one_of(st.booleans(), st.none()),
+             "is_gated_act": st.one_of(st.booleans(), st.none())}  # the file's flag overrides feed_forward_proj's
     config = draw(_widened(config, aliases, ("num_layers", "num_decoder_layers"), noise))
     if config.get("relative_attention_num_buckets", 32) is None:
         del config["relative_attention_num_buckets"]

@@ -156,3 +156,43 @@ REFUSED = [
 def test_cli_refuses_in_one_line(raw, field, write_config):
     assert isinstance(built(raw), Exception)  # transformers refuses it too
     assert_refused(run_cli("count", str(write_config(raw))), field)
+
+
+# --- classes the reviewers' fuzzer found (1,280 configs against transformers 5.23), each by its smallest example -----
+
+SILENT = [  # answered, and silently wrong, before
+    {"model_type": "roberta", "position_embedding_type": "relative_key", "architectures": None},  # RobertaModel's count
+    {"model_type": "t5", "feed_forward_proj": "gated-silu", "is_gated_act": False},  # the file's flag: one wi
+    {"model_type": "t5", "feed_forward_proj": "relu", "is_gated_act": True},  # and the reverse: wi_0 and wi_1
+]
+
+
+@pytest.mark.parametrize("raw", SILENT, ids=lambda r: json.dumps(r))
+def test_count_follows_what_transformers_builds(raw, write_config):
+    model = built(raw)
+    status, out, err = cli_refusal(raw)
+    assert status == 0, err
+    total = int(next(line for line in out.splitlines() if line.startswith("total")).split()[-2].replace(",", ""))
+    assert total == sum(p.numel() for p in model.parameters())
+
+
+UNRUN = [  # weights stored but run on no token: flops crashed in the 6·N·D reconciliation before
+    {"model_type": "albert", "num_hidden_layers": 0},
+    {"model_type": "albert", "num_hidden_groups": 3, "num_hidden_layers": 2},
+    {"model_type": "gpt2", "add_cross_attention": True},
+    {"model_type": "bert", "add_cross_attention": True, "is_decoder": True},
+    {"model_type": "electra", "add_cross_attention": True, "is_decoder": True},
+    {"model_type": "xlm-roberta", "add_cross_attention": True, "is_decoder": True},
+]
+
+
+@pytest.mark.parametrize("raw", UNRUN, ids=lambda r: json.dumps(r))
+def test_flops_of_weights_that_never_run(raw, write_config):
+    from helpers.flops import six_n_d, six_n_d_gap
+
+    c = parse_config(raw)
+    flops = forward_flops(c, 1, 8)
+    assert flops.forward == counted(built(raw), 1, 8, **hf_kwargs(raw["model_type"]))
+    gap = six_n_d_gap(flops)
+    assert sum(gap.values()) == six_n_d(c, 1, 8) - flops.training and gap["weights stored but run on no token"] > 0
+    assert run_cli("flops", str(write_config(raw)), "--batch", "1", "--seq-len", "8").returncode == 0

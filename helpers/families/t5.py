@@ -197,13 +197,16 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
 
 
 def _read_proj(raw: Mapping[str, Any], sizes: dict[str, int]) -> None:
-    """``feed_forward_proj``: ``ACT`` (wi, wo) or ``gated-ACT`` (wi_0, wi_1, wo), as T5Config checks it."""
+    """``feed_forward_proj``: ``ACT`` (wi, wo) or ``gated-ACT`` (wi_0, wi_1, wo), as T5Config checks it; an
+    ``is_gated_act`` key in the file decides instead (transformers sets the attribute from it after deriving it)."""
     proj = raw.get("feed_forward_proj", "relu")
     parts = proj.split("-") if isinstance(proj, str) else []
     if not parts or not all(parts) or len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated"):
         raise ConfigError("feed_forward_proj", f"{json.dumps(proj)} is neither \"ACT\" nor \"gated-ACT\" (e.g. \"relu\", "
                                                "\"gated-gelu\")")
     sizes["G"] = len(parts)  # input matrices of the feed-forward: 2 when gated
+    if "is_gated_act" in raw:  # T5Config derives it from feed_forward_proj, but a key in the file overrides that
+        sizes["G"] = 2 if raw["is_gated_act"] else 1
 
 
 T5 = Family(
