@@ -104,9 +104,12 @@ def test_maverick_alternates_dense_and_sparse_layers_scout_is_sparse_everywhere(
     assert sparse["feed_forward.experts.down_proj"].shape == (E, I, H)
     assert sparse["feed_forward.router.weight"].shape == (E, H) and "feed_forward.router.bias" not in sparse
     assert sparse["feed_forward.shared_expert.down_proj.weight"].shape == (H, I)
-    # the L2 QK-norm has no parameter: nothing but the projections in the attention
+    # the L2 QK-norm has no parameter: nothing but the projections in the attention. Maverick's config turns it off
+    # (use_qk_norm: false); Scout's rotary layers apply it, its NoPE layers do not
     assert not any("norm" in n for n in sparse if n.startswith("self_attn."))
-    assert model.model.layers[0].self_attn.qk_norm is not None and not hasattr(model.model.layers[3].self_attn, "qk_norm")
+    assert not any(hasattr(layer.self_attn, "qk_norm") for layer in model.model.layers)
+    scout_layers = hf_model(raw_config("llama-4-scout-17b-16e-text")).model.layers
+    assert scout_layers[0].self_attn.qk_norm is not None and not hasattr(scout_layers[3].self_attn, "qk_norm")
 
 
 @pytest.mark.parametrize("name", SHIPPED)
