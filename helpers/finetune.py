@@ -285,7 +285,8 @@ def peak_report(run: Finetune) -> list[str]:
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     peak = run.peak
     if peak is None:
-        return [f"peak: not computed ({run.__dict__.get('peak_refused')}); --simulate runs the step itself"]
+        refused = str(run.__dict__.get("peak_refused"))
+        return [f"peak: not computed ({refused})" + ("" if "--simulate" in refused else "; --simulate runs the step")]
     names = list(peak.phases)
     parts = list(dict.fromkeys(p for phase in peak.phases.values() for p in phase))
     rows = [(part, *(fmt_int(peak.phases[n][part]) if part in peak.phases[n] else "" for n in names)) for part in parts]
