@@ -4,6 +4,7 @@
     python .ci/zh.py build [notebooks/01_embeddings.ipynb ...] # write notebooks/zh/ (make zh executes them)
     python .ci/zh.py check                                    # what is missing, stale or off; exit 1 if anything
     python .ci/zh.py stamp notebooks/01_embeddings.ipynb 01-002  # a revised translation now answers the English
+    python .ci/zh.py stamp --unchanged notebooks/01_embeddings.ipynb 01-002  # the English changed, the Chinese holds
 
 One source of truth. The code of a zh notebook is the English notebook's code, cell for cell (plus one cell that
 switches ``helpers.plots`` to Chinese); its prose comes from ``data/zh/<notebook>.md``, where each Markdown cell
@@ -14,7 +15,10 @@ of the English notebook has one entry, keyed by the cell's id and the hash of th
     ...
 
 When an English Markdown cell changes, its hash no longer matches and ``check`` (and ``tests/test_zh.py``) names
-the cell: revise the translation, ``stamp`` it, run ``make zh``. The zh notebooks that exist only in Chinese
+the cell and shows what changed in the English, word by word, against the English the translation was made for (the
+version of the notebook in git history whose cell has that hash): revise the translation, ``stamp`` it, run ``make zh``.
+``stamp`` refuses a cell whose English changed while its translation did not (the translation as it stood in git
+before the English changed); ``--unchanged`` says the translation still answers the new English. The zh notebooks that exist only in Chinese
 (``ZH_ONLY``: the 勘误表 and the Chinese checkpoints) are written in notebooks/zh/ directly.
 """
 
@@ -24,7 +28,10 @@ import argparse
 import copy
 import hashlib
 import json
+import difflib
+import functools
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,16 +145,104 @@ def skeleton(en_path: Path) -> Path:
     return path
 
 
-def stamp(en_path: Path, cell_ids: Iterable[str]) -> None:
-    """Mark the entries of ``cell_ids`` as translating the English cells as they are now."""
+def _git(folder: Path, *args: str) -> str | None:
+    """What ``git -C folder ARGS`` prints, or None where git fails (no repository, no such revision or file)."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, encoding="utf-8")
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=64)
+def _english_versions(en_path: Path, head: str | None) -> tuple[tuple[str, dict[str, str]], ...]:
+    """The committed versions of an English notebook up to ``head``, newest first: (commit, its Markdown cells' texts
+    by id)."""
+    log = _git(en_path.parent, "log", "--format=%H", head or "HEAD", "--", en_path.name) or ""
+    out = []
+    for commit in log.split():
+        text = _git(en_path.parent, "show", f"{commit}:./{en_path.name}")
+        if text is not None:
+            out.append((commit, {c["id"]: source(c) for c in markdown_cells(json.loads(text))}))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Made:
+    """Where a translation's hash leads in git history: the English text it was made for (None where no committed
+    version of the notebook has it) and the revision whose translation file holds the translation as it stood
+    before the English changed (the parent of the commit that changed it; HEAD where the change is not committed)."""
+
+    english: str | None
+    before: str | None
+
+
+def made_for(en_path: Path, cell_id: str, sha: str) -> Made:
+    """The English that the translation of ``cell_id``, made for the English hash ``sha``, translates (see :class:`Made`)."""
+    en_path = en_path.resolve()
+    versions = _english_versions(en_path, (_git(en_path.parent, "rev-parse", "HEAD") or "").strip() or None)
+    for i, (_, cells) in enumerate(versions):
+        if cell_id in cells and en_hash(cells[cell_id]) == sha:
+            return Made(cells[cell_id], f"{versions[i - 1][0]}^" if i else "HEAD")
+    return Made(None, None)
+
+
+def english_diff(old: str, new: str, context: int = 6) -> str:
+    """What changed from ``old`` to ``new``, word by word, as ``git diff --word-diff`` writes it: ``[-removed-]`` and
+    ``{+added+}`` with ``context`` words around each change; one line per group of nearby changes."""
+    a, b = re.findall(r"\S+", old), re.findall(r"\S+", new)
+    hunks = []
+    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+        words = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                words += a[i1:i2]
+                continue
+            if i2 > i1:
+                words.append("[-" + " ".join(a[i1:i2]) + "-]")
+            if j2 > j1:
+                words.append("{+" + " ".join(b[j1:j2]) + "+}")
+        first, last = group[0], group[-1]
+        hunks.append(("… " if first[1] > 0 else "") + " ".join(words) + (" …" if last[2] < len(a) else ""))
+    return "\n".join(hunks) if hunks else "(white space only)"
+
+
+def what_changed(english: str | None, now: str) -> str:
+    """What changed in an English cell since its translation was made: the word diff from ``english`` (the text it
+    was made for) to ``now``, indented under the message; without ``english``, the start of the English now."""
+    if english is None:
+        start = next((ln.strip() for ln in now.splitlines() if ln.strip()), "")[:70]
+        return f"the English it was made for is not in this checkout's git history; the English now: {start!r}"
+    return "the English changed:\n    " + english_diff(english, now).replace("\n", "\n    ")
+
+
+def stamp(en_path: Path, cell_ids: Iterable[str], unchanged: bool = False) -> None:
+    """Mark the entries of ``cell_ids`` as translating the English cells as they are now.
+
+    A cell whose English changed while its translation stayed as it was before the change is refused (SystemExit,
+    showing what changed in the English) unless ``unchanged`` says that the translation answers the new English as
+    it is. Where git history cannot tell, the entry is stamped."""
     nb = load(en_path)
     english = {c["id"]: source(c) for c in markdown_cells(nb)}
     path = translation_path(en_path)
     entries = parse(path.read_text(encoding="utf-8"))
+    refused = []
     for cid in cell_ids:
         if cid not in english or cid not in entries:
             raise SystemExit(f"{en_path.name}: no Markdown cell {cid} with a translation")
-        entries[cid] = Entry(en_hash(english[cid]), entries[cid].text)
+        sha = en_hash(english[cid])
+        if entries[cid].sha != sha and not unchanged:
+            made = made_for(en_path, cid, entries[cid].sha)
+            old = _git(path.parent, "show", f"{made.before}:./{path.name}") if made.before else None
+            before = parse(old).get(cid) if old is not None else None
+            if before is not None and before.text == entries[cid].text:
+                refused.append(f"{en_path.name}: cell {cid}: {what_changed(made.english, english[cid])}")
+                continue
+        entries[cid] = Entry(sha, entries[cid].text)
+    if refused:
+        raise SystemExit("\n".join(refused) + f"\nnot stamped: the translation is as it was before the English "
+                         f"changed; revise data/zh/{en_path.stem}.md first, or stamp with --unchanged if the "
+                         "translation answers the English as it is now")
     path.write_text(render(en_path.name, entries.items()), encoding="utf-8")
 
 
@@ -179,8 +274,10 @@ def build(en: Mapping[str, Any], entries: Mapping[str, Entry], name: str = "the 
     return nb
 
 
-def sync_problems(name: str, en: Mapping[str, Any], entries: Mapping[str, Entry]) -> list[str]:
-    """Each English Markdown cell without a translation, or changed since its translation, and each orphan entry."""
+def sync_problems(name: str, en: Mapping[str, Any], entries: Mapping[str, Entry],
+                  en_path: Path | None = None) -> list[str]:
+    """Each English Markdown cell without a translation, or changed since its translation (with what changed in the
+    English, from git history of ``en_path``, notebooks/<name> by default), and each orphan entry."""
     out = []
     english = {c["id"]: source(c) for c in markdown_cells(en)}
     for cid, text in english.items():
@@ -188,9 +285,10 @@ def sync_problems(name: str, en: Mapping[str, Any], entries: Mapping[str, Entry]
         if cid not in entries:
             out.append(f"{name}: cell {cid} has no translation (English: {first!r})")
         elif entries[cid].sha != en_hash(text):
-            out.append(f"{name}: cell {cid} changed since its translation was made (English now: {first!r}); "
-                       f"revise data/zh/{Path(name).stem}.md, then `python .ci/zh.py stamp notebooks/{name} {cid}` "
-                       "and `make zh`")
+            made = made_for(en_path or EN_DIR / name, cid, entries[cid].sha)
+            out.append(f"{name}: cell {cid} changed since its translation was made; "
+                       f"{what_changed(made.english, text)}\n  revise data/zh/{Path(name).stem}.md, then "
+                       f"`python .ci/zh.py stamp notebooks/{name} {cid}` and `make zh`")
     out += [f"{name}: data/zh holds a translation of cell {cid}, which the English no longer has"
             for cid in entries if cid not in english]
     return out
@@ -311,7 +409,7 @@ def check(paths: list[Path]) -> list[str]:
             out.append(f"{en_path.name}: no translation file {tpath.relative_to(ROOT)}")
             continue
         entries = parse(tpath.read_text(encoding="utf-8"))
-        sync = sync_problems(en_path.name, en, entries)
+        sync = sync_problems(en_path.name, en, entries, en_path)
         out += sync
         out += content_problems(en_path)
         zh_path = ZH_DIR / en_path.name
@@ -330,11 +428,13 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("notebooks", type=Path, nargs="*", help="English notebooks (default: all)")
     p = sub.add_parser("stamp")
+    p.add_argument("--unchanged", action="store_true",
+                   help="the English changed and the translation, as it is, still answers it")
     p.add_argument("notebook", type=Path)
     p.add_argument("cells", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "stamp":
-        stamp(args.notebook, args.cells)
+        stamp(args.notebook, args.cells, unchanged=args.unchanged)
         return 0
     paths = [p.resolve() for p in args.notebooks] or english_notebooks()
     if args.command == "skeleton":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import sys
 
 import pytest
@@ -105,6 +106,7 @@ def test_sync_fails_on_an_edited_english_cell_and_passes_after_the_translation_i
     target["source"] = zh.source(target) + "\n\nOne more sentence in English."
     problems = zh.sync_problems(en_path.name, edited, found)
     assert len(problems) == 1 and cell["id"] in problems[0] and "changed since its translation" in problems[0]
+    assert "{+One more sentence in English.+}" in problems[0], "the message shows what changed in the English"
     with pytest.raises(ValueError, match=f"{en_path.name}: cell {cell['id']} changed"):
         zh.build(edited, found, en_path.name)
 
@@ -143,3 +145,62 @@ def test_content_checks_catch_what_they_should():
     assert zh.english_runs("注意力头的数目是 A，见 *Attention Is All You Need*。") == []
     assert zh.english_runs("The pooler adds one dense layer here.") == ["The pooler adds one dense layer here"]
     assert zh.is_chinese("池化层：$H^2 + H$") and not zh.is_chinese("$H^2 + H$ `pooler.dense`")
+
+
+# ---- the sync tooling on a repository of its own: the diff in the message, and stamp's --unchanged ---------------
+
+def _repo(tmp_path, monkeypatch):
+    """A git repository holding one English notebook (two Markdown cells) and its translation, committed."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       check=True, capture_output=True)
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "zh").mkdir()
+    en_path = tmp_path / "notebooks" / "99_demo.ipynb"
+    cells = [{"cell_type": "markdown", "id": "99-a", "metadata": {}, "source": "The pooler adds H² + H parameters."},
+             {"cell_type": "markdown", "id": "99-b", "metadata": {}, "source": "Two tables of V × H."}]
+    en = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    en_path.write_text(zh.dump(en), encoding="utf-8")
+    monkeypatch.setattr(zh, "TRANSLATIONS", tmp_path / "zh")
+    zh.translation_path(en_path).write_text(zh.render(en_path.name, [
+        ("99-a", zh.Entry(zh.en_hash(cells[0]["source"]), "池化层有 H² + H 个参数。")),
+        ("99-b", zh.Entry(zh.en_hash(cells[1]["source"]), "两张 V × H 的表。"))]), encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one notebook and its translation")
+    return en_path, en, git
+
+
+def test_a_stale_translation_shows_what_changed_in_the_english(tmp_path, monkeypatch):
+    en_path, en, git = _repo(tmp_path, monkeypatch)
+    en["cells"][0]["source"] = "The pooler adds one dense layer, H² + H parameters."
+    en_path.write_text(zh.dump(en), encoding="utf-8")
+    found = zh.parse(zh.translation_path(en_path).read_text(encoding="utf-8"))
+    for committed in (False, True):  # the change in the working tree, then committed: the same English is found
+        if committed:
+            git("commit", "-q", "-am", "the English changes")
+        (problem,) = zh.sync_problems(en_path.name, en, found, en_path)
+        assert "cell 99-a changed since its translation was made; the English changed:" in problem
+        assert "The pooler adds {+one dense layer,+} H² + H parameters." in problem
+    assert zh.what_changed(None, "Now this.").endswith("the English now: 'Now this.'")  # no history: the start
+
+
+def test_stamp_refuses_an_unchanged_translation_unless_told(tmp_path, monkeypatch):
+    en_path, en, git = _repo(tmp_path, monkeypatch)
+    en["cells"][0]["source"] = "The pooler adds one dense layer, H² + H parameters."
+    en["cells"][1]["source"] = "Two tables of V × H (the word table and the head)."
+    en_path.write_text(zh.dump(en), encoding="utf-8")
+    git("commit", "-q", "-am", "the English changes")
+    tpath = zh.translation_path(en_path)
+    with pytest.raises(SystemExit, match=r"(?s)cell 99-a: the English changed:.*\{\+one dense layer,\+\}.*--unchanged"):
+        zh.stamp(en_path, ["99-a"])
+    assert zh.sync_problems(en_path.name, en, zh.parse(tpath.read_text(encoding="utf-8")), en_path)  # still stale
+
+    tpath.write_text(tpath.read_text(encoding="utf-8").replace("池化层有", "池化层是一个全连接层，有"), encoding="utf-8")
+    zh.stamp(en_path, ["99-a"])  # revised (not yet committed): stamped
+    with pytest.raises(SystemExit, match="99-b"):
+        zh.stamp(en_path, ["99-b"])
+    zh.stamp(en_path, ["99-b"], unchanged=True)  # the translation holds for the new English: said explicitly
+    found = zh.parse(tpath.read_text(encoding="utf-8"))
+    assert zh.sync_problems(en_path.name, en, found, en_path) == []
+    assert found["99-a"].text == "池化层是一个全连接层，有 H² + H 个参数。" and found["99-b"].text == "两张 V × H 的表。"
