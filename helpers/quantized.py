@@ -7,11 +7,13 @@ tied weights once; buffers such as rotary tables and DeepSeek's score-correction
 module stored as the format's own code lays it out:
 
 * ``fp8`` (DeepSeek-V3, Qwen3-FP8): transformers' ``FineGrainedFP8HfQuantizer`` (``integrations/finegrained_fp8``):
-  every ``nn.Linear`` becomes ``FP8Linear`` (weight in fp8, one fp32 ``weight_scale_inv`` per
-  ``weight_block_size`` tile, ⌈out/b₀⌉·⌈in/b₁⌉; one scalar where the config gives no block size; a static
-  activation scheme adds one fp32 ``activation_scale``), every fused ``experts`` module ``FP8Experts`` (per expert
-  the same tiles, the fused gate/up scale at least 2 rows high). Routers (not ``nn.Linear`` in transformers),
-  GPT-2's ``Conv1D``, tables and norms stay in the file's dtype (bf16), as do biases.
+  every ``nn.Linear`` becomes ``FP8Linear`` (weight in fp8, one ``weight_scale_inv`` per ``weight_block_size``
+  tile, ⌈out/b₀⌉·⌈in/b₁⌉; one scalar where the config gives no block size; a static activation scheme adds one fp32
+  ``activation_scale``), every fused ``experts`` module ``FP8Experts`` (per expert the same tiles, the fused gate/up
+  scale at least 2 rows high). Routers (not ``nn.Linear`` in transformers), GPT-2's ``Conv1D``, tables and norms stay
+  in the file's dtype (bf16), as do biases. The scales are fp32 as transformers (and vLLM) hold them after loading
+  and as DeepSeek-V3's files store them; ``config.json`` does not say what a file stores, its safetensors header
+  does: a config in ``data/models`` records another dtype under :data:`SCALE_DTYPE_KEY` (Qwen3-FP8's files: bf16).
 * ``mxfp4`` (gpt-oss): the routed experts' matrices in OCP MX FP4, as gpt-oss's safetensors store them
   (``*_blocks``: 32 four-bit values in 16 bytes; ``*_scales``: one 8-bit exponent per 32 values); everything else,
   the experts' biases included, in bf16.
@@ -61,6 +63,9 @@ BNB_BLOCK = 64  # values per first-level absmax
 BNB_BLOCK2 = 256  # first-level absmaxes per second-level fp32 absmax (double quantization)
 BNB_CODE = 16 * 4  # the 4-bit code table: 16 fp32 values, held by every tensor's QuantState
 DYNAMIC_CODE = 256 * 4  # the 8-bit dynamic map quantizing the absmaxes: 256 fp32 values, in every state2
+# the dtype of an fp8 checkpoint's ``weight_scale_inv`` as its files store it, where it is not fp32: not in config.json
+# (the safetensors header says it), so data/models records it beside the config's keys
+SCALE_DTYPE_KEY = "_weight_scale_inv_dtype"
 
 
 @dataclass(frozen=True)
@@ -190,30 +195,31 @@ def block_scales(rows: int, cols: int, block: tuple[int, int] = (128, 128), leas
     return max(_cdiv(rows, block[0]), least_rows) * _cdiv(cols, block[1])
 
 
-def bnb_4bit_parts(values: int, double: bool = True, offset: bool = True) -> dict[str, int]:
+def bnb_4bit_parts(values: int, double: bool = True, offset: bool = True, blocksize: int = BNB_BLOCK) -> dict[str, int]:
     """Bytes bitsandbytes holds for one tensor of ``values`` values in 4 bits (NF4 or FP4), by dtype, exact.
 
     ``quantize_4bit(w, blocksize=64, compress_statistics=double)``: the 4-bit values packed two a byte (⌈n/2⌉), one
-    absmax per 64 values, the 16-entry fp32 code table; with double quantization the absmaxes in uint8 (⌈n/64⌉), one
-    fp32 absmax per 256 of those, the dynamic map's 256 fp32 values and (``offset``) the fp32 offset, their mean,
-    which bitsandbytes holds as a tensor and its saved files write into the layer's JSON state instead; without it
-    the absmaxes in fp32 (4·⌈n/64⌉).
+    absmax per 64 values (``blocksize``), the 16-entry fp32 code table; with double quantization the absmaxes in uint8
+    (⌈n/64⌉), one fp32 absmax per 256 of those, the dynamic map's 256 fp32 values and (``offset``) the fp32 offset,
+    their mean, which bitsandbytes holds as a tensor and its saved files write into the layer's JSON state instead;
+    without it the absmaxes in fp32 (4·⌈n/64⌉).
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
-    blocks = _cdiv(values, BNB_BLOCK)
+    blocks = _cdiv(values, blocksize)
     if double:
         return {"uint8": _cdiv(values, 2) + blocks,
                 "fp32": 4 * _cdiv(blocks, BNB_BLOCK2) + 4 * offset + BNB_CODE + DYNAMIC_CODE}
     return {"uint8": _cdiv(values, 2), "fp32": 4 * blocks + BNB_CODE}
 
 
-def nf4_bytes(values: int) -> int:
+def nf4_bytes(values: int, blocksize: int = BNB_BLOCK) -> int:
     """Bytes bitsandbytes holds for one tensor of ``values`` values in NF4 with double quantization (QLoRA's frozen
-    weights), exact: ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024`` (:func:`bnb_4bit_parts`).
+    weights), exact: ``⌈n/2⌉ + ⌈n/64⌉ + 4·⌈⌈n/64⌉/256⌉ + 4 + 64 + 1024`` (:func:`bnb_4bit_parts`); ``blocksize``:
+    ``quantize_4bit``'s values per absmax (64, QLoRA's).
 
     Introduced in ``12_finetune_quantize_serve``.
     """
-    return sum(bnb_4bit_parts(values).values(), 0)
+    return sum(bnb_4bit_parts(values, blocksize=blocksize).values(), 0)
 
 
 def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:
@@ -222,32 +228,42 @@ def _fp8(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: 
                               or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
         raise ConfigError("quantization_config.weight_block_size", f"must be two positive integers, got {block!r}")
     static = q.get("activation_scheme", "dynamic") == "static"
+    scale = config.raw.get(SCALE_DTYPE_KEY, "float32")
+    if scale not in DTYPE_BYTES:
+        raise ConfigError(SCALE_DTYPE_KEY, f"{scale!r} is not a dtype a checkpoint stores (float32, float16, bfloat16)")
     quantized = _selection(config, q, params)
     by: dict[str, int] = {}
 
     def tiles(out: int, inp: int, least: int = 0) -> int:
         return 1 if block is None else block_scales(out, inp, tuple(block), least)
 
+    def scales(n: int) -> None:  # n weight_scale_inv values, and one fp32 activation_scale if the scheme is static
+        _add(by, SHORT[scale], DTYPE_BYTES[scale] * n)
+        if static:
+            _add(by, "fp32", 4)
+
     for p in params:
         module = _module(p)
         if p.kind == MATRIX and module in quantized:
             _add(by, "fp8", p.count)
-            _add(by, "fp32", 4 * (tiles(*p.shape) + static))
+            scales(tiles(*p.shape))
         elif p.kind in (EXPERT, EXPERT_BIAS) and module in quantized:
             if p.kind == EXPERT_BIAS:
                 raise ConfigError("quantization_config.quant_method", f"fp8: transformers' FP8Experts takes no expert "
                                   f"biases ({p.name})")
             E, out, inp = p.shape
             _add(by, "fp8", p.count)
-            _add(by, "fp32", 4 * E * (tiles(out, inp, 2 if p.name.endswith("gate_up_proj") else 0) + static))
+            _add(by, SHORT[scale], DTYPE_BYTES[scale] * E * tiles(out, inp, 2 if p.name.endswith("gate_up_proj") else 0))
+            if static:
+                _add(by, "fp32", 4 * E)
         else:
             _add(by, SHORT[plain], p.count * DTYPE_BYTES[plain])
     head = _tied_head(params)
     if head is not None and "lm_head" in quantized:  # a tied head not skipped: an FP8Linear of its own
         _add(by, "fp8", head.count)
-        _add(by, "fp32", 4 * (tiles(*head.shape) + static))
+        scales(tiles(*head.shape))
     shape = "per tensor" if block is None else f"per {block[0]}×{block[1]} block"
-    return Stored("fp8", f"fp8 (e4m3) weights, fp32 weight_scale_inv {shape}; the rest in {SHORT[plain]}", by)
+    return Stored("fp8", f"fp8 (e4m3) weights, {SHORT[scale]} weight_scale_inv {shape}; the rest in {SHORT[plain]}", by)
 
 
 def _mxfp4(config: ModelConfig, q: Mapping[str, Any], params: list[Param], plain: str) -> Stored:

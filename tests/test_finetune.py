@@ -113,10 +113,10 @@ def test_published_figures():
 
 # --- QLoRA: NF4 with double quantization, as bitsandbytes holds it ----------------------------------------------------
 
-def held_bytes(tensor) -> int:
+def held_bytes(tensor, blocksize: int = 64) -> int:
     """The bytes of the tensors ``quantize_4bit`` returns and its QuantState holds, each storage once."""
     bnb = pytest.importorskip("bitsandbytes.functional")
-    packed, state = bnb.quantize_4bit(tensor, blocksize=64, quant_type="nf4", compress_statistics=True)
+    packed, state = bnb.quantize_4bit(tensor, blocksize=blocksize, quant_type="nf4", compress_statistics=True)
     held = [packed, state.absmax, state.code, state.offset, state.state2.absmax, state.state2.code]
     storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in held}
     return sum(storages.values())
@@ -126,6 +126,8 @@ def held_bytes(tensor) -> int:
 def test_nf4_bytes_exact(shape):
     tensor = torch.randn(*shape, dtype=torch.bfloat16)
     assert nf4_bytes(tensor.numel()) == held_bytes(tensor)
+    for blocksize in (128, 256):  # quantize_4bit's other block sizes (exercise 12.2)
+        assert nf4_bytes(tensor.numel(), blocksize=blocksize) == held_bytes(tensor, blocksize)
 
 
 def test_qlora_frozen_bytes_per_linear_layer():

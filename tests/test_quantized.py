@@ -3,7 +3,8 @@
 FP8 with block scales: equal, byte for byte, to what transformers' FP8 quantizer turns the model into on the meta
 device (``AutoHfQuantizer.from_config(..., pre_quantized=True).preprocess_model``, the model built in bf16 as
 ``from_pretrained(dtype=torch.bfloat16)`` builds it), on random small configs of several families and quantization
-settings; qwen3-8b-fp8 9,437,399,040 bytes (../shared/REFERENCE.md). MXFP4: gpt-oss-120b's safetensors files add up
+settings; qwen3-8b-fp8 9,437,399,040 bytes with fp32 scales (../shared/REFERENCE.md), 9,436,551,168 as its files store
+them (bf16 scales, the dtype data/models records). MXFP4: gpt-oss-120b's safetensors files add up
 to 65,248,815,744 bytes. bitsandbytes 4-bit: the bytes ``functional.quantize_4bit`` holds for real tensors. GPTQ and
 AWQ: their packed layouts, small cases by hand. An unknown ``quant_method``: one line naming it, the rest of
 ``memory`` answered.
@@ -22,7 +23,7 @@ from helpers import load_config, parse_config
 from helpers.cli import main
 from helpers.config import ConfigError, published, raw_config
 from helpers.moe import fp8_scales
-from helpers.quantized import converted_modules, skipped, stored_weights
+from helpers.quantized import SCALE_DTYPE_KEY, converted_modules, skipped, stored_weights
 
 from .conftest import hf_model
 from .strategies import STRATEGIES
@@ -57,13 +58,19 @@ def transformers_stored(raw: dict) -> int:
     return sum(p.numel() * p.element_size() for p in transformers_quantized(raw).parameters())
 
 
-def test_qwen3_8b_fp8_as_transformers_stores_it():
-    stored = stored_weights(load_config("qwen3-8b-fp8"))
-    assert stored.total == 9_437_399_040  # ../shared/REFERENCE.md: the FP8 quantizer on the meta device
-    assert stored.by_dtype == {"bf16": 2 * 151936 * 4096 * 2 + 36 * 2 * (2 * 4096 + 2 * 128) + 2 * 4096,
-                               "fp8": stored.by_dtype["fp8"], "fp32": stored.by_dtype["fp32"]}
-    assert stored.by_dtype["fp8"] == 36 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 12288 * 4096)
-    assert stored.by_dtype["fp32"] == 4 * 36 * (2 * 32 * 32 + 2 * 8 * 32 + 3 * 96 * 32)
+def test_qwen3_8b_fp8_as_transformers_holds_it_and_its_files_store_it():
+    raw = raw_config("qwen3-8b-fp8")
+    held = stored_weights(parse_config({k: v for k, v in raw.items() if k != SCALE_DTYPE_KEY}))
+    assert held.total == 9_437_399_040  # ../shared/REFERENCE.md: the FP8 quantizer on the meta device, fp32 scales
+    rest = 2 * 151936 * 4096 * 2 + 36 * 2 * (2 * 4096 + 2 * 128) + 2 * 4096  # tables, head and norms in bf16
+    scales = 36 * (2 * 32 * 32 + 2 * 8 * 32 + 3 * 96 * 32)  # one per 128 × 128 tile of q, o, k, v, gate, up, down
+    assert held.by_dtype == {"bf16": rest, "fp8": held.by_dtype["fp8"], "fp32": 4 * scales}
+    assert held.by_dtype["fp8"] == 36 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 12288 * 4096)
+    stored = stored_weights(load_config("qwen3-8b-fp8"))  # the files: bf16 scales (data/models records the dtype)
+    assert raw[SCALE_DTYPE_KEY] == "bfloat16" and stored.by_dtype == {"bf16": rest + 2 * scales, "fp8": held.by_dtype["fp8"]}
+    assert stored.total == 9_436_551_168 == held.total - 2 * scales and "bf16 weight_scale_inv" in stored.layout
+    with pytest.raises(ConfigError, match=SCALE_DTYPE_KEY):
+        stored_weights(parse_config({**raw, SCALE_DTYPE_KEY: "int8"}))
 
 
 def test_gpt_oss_mxfp4_as_its_files_add_up():
@@ -245,7 +252,7 @@ def test_unknown_method_one_line_and_memory_still_answers(tmp_path, capsys):
 def test_memory_json_and_text_carry_the_stored_bytes(capsys):
     assert main(["memory", "qwen3-8b-fp8", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["stored_weight_bytes"] == 9_437_399_040
+    assert document["stored_weight_bytes"] == 9_436_551_168
     assert document["stored_weight_bytes_by_dtype"] == stored_weights(load_config("qwen3-8b-fp8")).by_dtype
     assert main(["memory", "qwen3-8b"]) == 0
     assert "stored" not in capsys.readouterr().out
