@@ -9,14 +9,17 @@ written; a disagreement stops the build. tests/test_html.py checks the page agai
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from helpers import (
     ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, POOLER, ModelConfig, classification_head, component_counts, component_formulas,
     count_model, evaluate, fmt_int, load_config, param_table, pretraining_heads, render, total,
 )
-from helpers import budget, estimates, flops, memory
+from helpers import budget, estimates, flops, memory, parse_config, peak
+from helpers.finetune import lora_parameters
+from helpers.quantized import nf4_bytes, stored_weights
+from helpers.serve import serve
 
 GIB = 2**30
 
@@ -154,11 +157,28 @@ def compute_rules() -> list[Rule]:
                      f"MFU {float(mfu):.0%}", f"{fmt_int(b.flops)} FLOPs → {float(hours):,.0f} GPU-hours",
                      "datasheet peak; notebook 10", f"code: {b.gpu_hours:,.0f}" if round(b.gpu_hours) != round(hours)
                      else ""))
+    recompute = _same(b.recompute_flops * 3, b.flops * 4, "recomputation")
+    rows.append(Rule("FLOPs and budgets", "HFU under full recomputation (the forward runs twice)", "HFU = 4/3 · MFU",
+                     f"llama-7b, MFU {float(mfu):.0%}", f"HFU {b.hfu_with_recompute:.2%}",
+                     "Korthikanti et al. 2022; notebook 10", f"{fmt_int(recompute // 3)} FLOPs run"))
+    fl7 = flops.forward_flops(c, 1, b.seq_len)
+    causal = flops.causal_training_flops(fl7)
+    _same(3 * flops.causal_scores_flops(c, 1, b.seq_len), 3 * evaluate("2*L*B*S*(S + 1)*A*d_k", c, B=1, S=b.seq_len),
+          "causal")
+    rows.append(Rule("FLOPs and budgets", "causal attention: the S×S matmuls' triangle", "2L·B·S·(S + 1)·A·d_k",
+                     f"llama-7b, S = {b.seq_len}", f"training {fmt_int(causal)} FLOPs ({causal / fl7.training - 1:+.2%})",
+                     "notebooks 08, 10"))
+    D = _same(budget.chinchilla_tokens(c), 20 * count_model(c).total, "chinchilla")
+    rows.append(Rule("FLOPs and budgets", "compute-optimal: about 20 tokens per parameter", "D ≈ 20·N", "llama-7b",
+                     f"{fmt_int(D)} tokens", "Hoffmann et al. 2022, Table 3; notebook 10"))
     d = budget.decode(c, gpu)
+    h200 = peak.measured()["other_measurements_h200"]["decode_llama7b_bf16_b1_prompt2048"]  # data/gpu_memory.json
+    ceiling = budget.decode(c, budget.gpu("H200"), 1, 2048, gpus=1).bandwidth_tokens_per_s
     rows.append(Rule("FLOPs and budgets", "decoding ceiling: every weight and the KV cache read once per step",
                      "B · bandwidth / (weight bytes + KV bytes)", f"llama-7b bf16, B = {d.batch}, context {d.context}, "
                      f"{gpu.key}", f"≤ {d.bandwidth_tokens_per_s:,.1f} tokens/s ({d.bound} bound)",
-                     "an upper bound; notebook 10"))
+                     "an upper bound; notebooks 10, 12", f"eager generate on an H200: "
+                     f"{h200['hf_generate_eager_tokens_per_s'] / ceiling:.1%} of it"))
     return rows
 
 
@@ -189,6 +209,13 @@ def memory_rules() -> list[Rule]:
     kv = _same(memory.kv_cache_bytes(c70, 1, S, "bf16"), 2 * evaluate(f, c70, B=1, S=S), "kv")
     rows.append(Rule("Memory (GiB = 2³⁰ bytes)", "KV cache: a key and a value per layer, key/value head, position",
                      f"{render(f)} · bytes", f"{_named(c70, 'A_kv')}, B = 1, S = {S}, bf16", _gib(kv), "notebook 08"))
+    ds = load_config("deepseek-v3")
+    f = memory.kv_cache_formula(ds)
+    mla = _same(memory.kv_cache_bytes(ds, 1, S, "bf16"), 2 * budget.mla_values_per_token(ds.sizes["L"], ds.sizes["r_kv"],
+                ds.sizes["d_rope"]) * S, "mla")
+    rows.append(Rule("Memory (GiB = 2³⁰ bytes)", "MLA: one latent and one rotary key a token and layer",
+                     f"{render(f)} · bytes", f"{_named(ds, 'r_kv', 'd_rope')}, S = {S}, bf16", _gib(mla),
+                     "DeepSeek-V2 §2.1; notebooks 09, 10"))
     S = 2048
     act = _same(memory.activation_bytes_per_layer(c, 1, S), evaluate(memory.ACTIVATIONS_PER_LAYER, c, B=1, S=S), "act")
     rows.append(Rule("Memory (GiB = 2³⁰ bytes)", "activations per layer (an estimate: 16-bit, no recomputation)",
@@ -197,9 +224,90 @@ def memory_rules() -> list[Rule]:
     return rows
 
 
+def finetune_rules() -> list[Rule]:
+    """LoRA, QLoRA, quantized checkpoints and vLLM's block pool (notebook 12)."""
+    section = "Fine-tuning, quantized weights, serving"
+    c = load_config("llama-7b")
+    lora = _same(lora_parameters(c, 16, "all-linear"),
+                 evaluate("16*L*((H + A*d_k) + 2*(H + A_kv*d_k) + (A*d_k + H) + 3*(H + I))", c), "lora")
+    rows = [Rule(section, "LoRA: r·(d_in + d_out) a matrix; all-linear", "r·L·[2(H + A·d_k) + 2(H + A_kv·d_k) + 3(H + I)]",
+                 "llama-7b, r = 16", f"{fmt_int(lora)} ({lora / count_model(c).total:.2%})", "Hu et al. 2021; notebook 12")]
+    n = 8192 * 8192
+    nf4 = _same(nf4_bytes(n), -(-n // 2) + -(-n // 64) + 4 * -(-n // (64 * 256)) + 4 + 64 + 1024, "nf4")
+    rows.append(Rule(section, "QLoRA's NF4, double-quantized: n values", "⌈n/2⌉ + ⌈n/64⌉ + 4⌈n/16,384⌉ + 1,092",
+                     "n = 8,192²", f"{fmt_int(nf4)} B", "Dettmers et al. 2023; notebook 12"))
+    oss = load_config("gpt-oss-120b")
+    stored = stored_weights(oss).by_dtype
+    experts = sum(p.count for p in param_table(oss) if p.kind == "expert")
+    mxfp4 = 8 * (stored["uint8 (fp4 blocks)"] + stored["uint8 (e8m0 scales)"])  # bits of the experts
+    _same(4 * mxfp4, 17 * experts, "mxfp4")  # 4 + 8/32 = 17/4 bits a weight
+    l70 = load_config("llama-2-70b")
+    awq = stored_weights(replace(l70, quantization={"quant_method": "awq", "bits": 4, "group_size": 128}))
+    quantized = sum(p.count for p in param_table(l70) if p.layer is not None and p.kind == "matrix")
+    rest = 2 * (count_model(l70).total - quantized)  # tables, norms, head: fp16 too
+    awq_bits = 8 * (awq.by_dtype["int32"] + awq.by_dtype["fp16"] - rest)  # bits of the quantized layers
+    _same(128 * awq_bits, (4 * 128 + 20) * quantized, "awq")  # 4 + 20/128 bits a weight
+    rows.append(Rule(section, "bits a weight: the value's, plus its group's constants", "b + (constants' bits) / g",
+                     "NF4 g 64; MXFP4 g 32; AWQ g 128; FP8 128² tiles", f"{8 * nf4 / n:.3f}; {mxfp4 / experts:.3f}; "
+                     f"{awq_bits / quantized:.3f}; {8 + 32 / 128**2:.3f}", "notebooks 11, 12"))
+    plan = serve(l70, "H100-SXM", 4, max_model_len=4096)
+    blocks = _same(plan.num_blocks, (plan.budget - plan.weights - plan.reserve) // (16 * plan.bytes_per_token), "blocks")
+    rows.append(Rule(section, "vLLM's KV pool: blocks of 16 tokens a GPU", "⌊(⌈U·M_CUDA⌉ − weights/G_tp − reserve) / "
+                     "(16 · bytes a token)⌋", "llama-2-70b, 4 × H100, S = 4,096",
+                     f"{fmt_int(blocks)} blocks, {plan.max_sequences} sequences", "Kwon et al. 2023; notebook 12",
+                     "M_CUDA: what CUDA reports"))
+    window = serve(oss, "H100-SXM", 1, max_model_len=8192)
+    sliding = next(k for k in window.cache.kinds if k.kept is not None)
+    reserved = _same(sliding.blocks(8192, 16, window.batched), -(-min(sliding.kept + window.batched, 8192) // 16) + 1,
+                     "window")
+    rows.append(Rule(section, "a window layer's blocks a sequence", "⌈min(W − 1 + S_chunk, S) / 16⌉ + 1",
+                     f"gpt-oss-120b, S = 8,192, S_chunk {window.batched:,}", f"{reserved} (full: {8192 // 16})",
+                     "vLLM; notebook 12"))
+    return rows
+
+
+def peak_rules() -> list[Rule]:
+    """What a training step holds at its peak (notebook 13, :mod:`helpers.peak`), on steps measured on a GPU."""
+    section = "A step's peak (torch.cuda.max_memory_allocated)"
+    rows_ = {r["case"]: r for r in peak.measured()["rows"]}
+    tiny = peak.measured_step(rows_["tinyllama-full-b4s2048"])
+    p = peak.training_peak(tiny)
+    top = _same(p.peak_bytes, max(sum(parts.values()) for parts in p.phases.values()), "peak")
+    gpu_peak = rows_["tinyllama-full-b4s2048"]["peak_allocated"]
+    rows = [Rule(section, "the peak: held + the largest phase + cuBLAS", "M_held + max(X_fwd, X_bwd, X_step) + 2·32 MiB",
+                 "TinyLlama, full, B = 4, S = 2,048", f"{top / GIB:,.2f} GiB ({p.peak_phase})",
+                 "notebook 13", f"H200: {gpu_peak / GIB:,.2f} GiB")]
+    lora = peak.measured_step(rows_["llama7b-lora-b1s2048"])
+
+    def wider(step: peak.Step, **keys: int) -> peak.Step:
+        return replace(step, config=parse_config({**step.config.raw, **keys}, name=step.config.name))
+
+    def added(step: peak.Step, phase: str, **keys: int) -> int:
+        return (peak.training_peak(wider(step, **keys)).phases[phase]["activations and temporaries"]
+                - peak.training_peak(step).phases[phase]["activations and temporaries"])
+
+    T, V = lora.batch * lora.seq_len, lora.config["V"]
+    _same(added(lora, peak.FORWARD, vocab_size=V + 1), 10 * T, "logits forward")
+    _same(added(lora, peak.BACKWARD, vocab_size=V + 1), 12 * T, "logits backward")
+    rows.append(Rule(section, "the loss: forward's end, backward's start", "10·B·S·V, 12·B·S·V bytes",
+                     "llama-7b, LoRA, B = 1, S = 2,048", f"{10 * T * V / GIB:.2f}, {12 * T * V / GIB:.2f} GiB",
+                     "notebook 13"))
+    one = peak.measured_step(rows_["tinyllama-full-b1s4096-ck"])
+    q = peak.training_peak(one)
+    _same(q.phases[peak.STEP]["optimizer temporaries"], sum(peak.allocated_trained(one)), "foreach")
+    rows.append(Rule(section, "AdamW (foreach) step: a temporary a trained tensor", "M_held + Σ⌈b·n_i⌉₅₁₂ ≈ 20·N (fp32)",
+                     "TinyLlama, full, S = 4,096", f"{q.phase_totals()[peak.STEP] / GIB:,.2f} GiB", "notebook 13"))
+    ck = replace(lora, checkpointing="full")
+    layer = _same(added(ck, peak.BACKWARD, num_hidden_layers=ck.config["L"] + 1), 2 * T * ck.config["H"], "checkpoint")
+    rows.append(Rule(section, "checkpointing keeps each layer's input", "b·B·S·H a layer", "llama-7b, LoRA, S = 2,048",
+                     f"{fmt_int(layer)} B a layer", "notebook 13",
+                     f"without: {fmt_int(added(lora, peak.FORWARD, num_hidden_layers=lora.config['L'] + 1))} B"))
+    return rows
+
+
 def rules() -> list[Rule]:
     """Every line of the cheatsheet, in the order of the series."""
-    return encoder_rules() + decoder_rules() + compute_rules() + memory_rules()
+    return encoder_rules() + decoder_rules() + compute_rules() + memory_rules() + finetune_rules() + peak_rules()
 
 
 CSS = """
@@ -208,8 +316,8 @@ body { font-family: system-ui, -apple-system, 'Segoe UI', helvetica, arial, sans
 h1 { font-size: 1.45em; margin: 0 0 0.2em 0; }
 p.lede { margin: 0 0 0.8em 0; color: #444; }
 table { border-collapse: collapse; width: 100%; table-layout: fixed; }
-col.rule { width: 22%; } col.formula { width: 23%; } col.example { width: 15%; } col.value { width: 20%; }
-col.source { width: 20%; }
+col.rule { width: 21%; } col.formula { width: 22%; } col.example { width: 15%; } col.value { width: 19%; }
+col.source { width: 23%; }
 th, td { text-align: left; vertical-align: top; padding: 0.25em 0.5em; border-bottom: 1px solid #ddd; }
 th.section { background: #eef2f7; font-size: 1.05em; padding-top: 0.45em; }
 td.formula { font-family: menlo, consolas, 'DejaVu Sans Mono', monospace; font-size: 0.92em; white-space: normal; }
@@ -218,10 +326,10 @@ td.source, span.note { color: #555; font-size: 0.9em; }
 span.note { display: block; }
 @media print {
   @page { size: A4 landscape; margin: 8mm; }
-  body { margin: 0; max-width: none; padding: 0; font-size: 6.8pt; line-height: 1.12; }
+  body { margin: 0; max-width: none; padding: 0; font-size: 5.9pt; line-height: 1.04; }
   h1 { font-size: 11pt; }
   p.lede { margin-bottom: 0.4em; }
-  th, td { padding: 0.08em 0.3em; }
+  th, td { padding: 0.05em 0.3em; }
   th.section { padding-top: 0.2em; }
   a { color: inherit; text-decoration: none; }
   tr { break-inside: avoid; }
@@ -253,8 +361,9 @@ def page(title: str, items: list[Rule]) -> str:
 <p class="lede">Every rule of the series on one page (print it: A4 landscape). Each example is computed by
 <code>helpers</code> when the page is built and checked a second way; symbols as in the notebooks' legends
 (V vocabulary, P positions, T segments, H hidden, I feed-forward width, L layers, A heads, A_kv key/value heads,
-d_k head size, E experts, k experts per token, B batch, S sequence length, N parameters, D tokens). Memory in
-GiB (2³⁰ bytes).</p>
+d_k head size, E experts, k experts per token, B batch, S sequence length, N parameters, D tokens, r LoRA rank,
+g values a group, W window, S_chunk prefill chunk, M_CUDA memory CUDA reports, M_held bytes kept between steps, X a
+phase's activations and temporaries). Memory in GiB (2³⁰ bytes).</p>
 <table id="rules">
 <colgroup><col class="rule"><col class="formula"><col class="example"><col class="value"><col class="source"></colgroup>
 <tr><th>rule</th><th>formula</th><th>example</th><th>value</th><th>source</th></tr>

@@ -174,7 +174,10 @@ def test_cheatsheet_shows_every_rule_as_computed(opened):
     formulas = " | ".join(r.formula for r in rules)
     for taught in ["(V + P + T)·H", "4H² + 4H", "2H·I + I + H", "2H + 4L·H", "H² + H", "12H² + 13H", "C·H + C",
                    "2A·d_k·H + 2A_kv·d_k·H", "N − L·(E − k)·3H·I", "12·L·H²", "4L·B·S²·H", "3 × forward", "6·N·D",
-                   "2L·A_kv·d_k·S·B", "S·B·H·(34 + 5·A·S/H)", "16·N / G"]:
+                   "2L·A_kv·d_k·S·B", "S·B·H·(34 + 5·A·S/H)", "16·N / G", "HFU = 4/3 · MFU", "D ≈ 20·N",
+                   "2L·B·S·(S + 1)·A·d_k", "L·(r_kv + d_rope)·S·B", "b + (constants' bits) / g", "⌈n/2⌉ + ⌈n/64⌉",
+                   "16 · bytes a token", "⌈min(W − 1 + S_chunk, S) / 16⌉ + 1", "M_held + max(X_fwd, X_bwd, X_step)",
+                   "10·B·S·V, 12·B·S·V", "Σ⌈b·n_i⌉₅₁₂ ≈ 20·N", "b·B·S·H a layer"]:
         assert taught in formulas, f"{taught} is not on the cheatsheet"
 
 
