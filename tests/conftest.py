@@ -15,8 +15,17 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Every property test draws its examples from a fixed seed: the same configs in every run, here and in CI, so that a
+# failure is reproduced by running the test again, and its time is the same each run. No deadline (a busy machine is no
+# failure). A test's own settings (max_examples, health checks) keep this default for what they leave out.
+# ``HYPOTHESIS_PROFILE=explore make test-fast`` draws new random examples instead (to look further afield).
+settings.register_profile("fixed-seed", derandomize=True, database=None, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed-seed"))
 MODELS = sorted(p.stem for p in (ROOT / "data" / "models").glob("*.json"))
 
 # the warning filters of a fresh interpreter (no -W, no PYTHONWARNINGS): what `python -m helpers` starts with

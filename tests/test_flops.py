@@ -132,7 +132,7 @@ def cases(draw, model_type: str) -> tuple[dict, int, int]:
 @pytest.mark.parametrize("source", ["transformers", "torch_ref"])
 @pytest.mark.parametrize("model_type", list(CLASSES))
 @given(data=st.data())
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)  # the same configs every run
+@settings(max_examples=15, deadline=None)
 def test_forward_and_backward(source, model_type, data):
     """FlopCounterMode on transformers' eager model and on the plain-torch reference equals the engine.
 
