@@ -26,6 +26,17 @@ ROOT = Path(__file__).resolve().parent.parent
 settings.register_profile("fixed-seed", derandomize=True, database=None, deadline=None)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed-seed"))
+
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """One intra-op thread for torch in a test process, once a test has imported it: the tests' tensors are tiny (a
+    second thread only spins, waiting), and under xdist (make test: two workers on two cores) two workers' thread pools
+    fight over the cores, several times some tests' time. No figure depends on it; the notebooks' kernels (processes
+    of their own) and the subprocesses tests start keep torch's default."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
 MODELS = sorted(p.stem for p in (ROOT / "data" / "models").glob("*.json"))
 
 # the warning filters of a fresh interpreter (no -W, no PYTHONWARNINGS): what `python -m helpers` starts with
