@@ -54,7 +54,9 @@ $(LAB_SETTINGS): .ci/lab_overrides.json $(STAMP)
 lint: env
 	$(BIN)/ruff check --quiet helpers tests tools .ci notebooks
 
-test: env lint slides html chromium
+# the decks and the pages are built side by side (two nbconvert runs, one core each), before the tests open them
+test: env lint chromium
+	@$(MAKE) --no-print-directory -j2 slides html
 	@mkdir -p $(MPLCONFIGDIR)
 	@# build matplotlib's font cache once, before two notebook kernels race to build it (and warn on stderr)
 	$(BIN)/python -c "import matplotlib.pyplot"

@@ -1,23 +1,130 @@
-"""Shared fixtures: the shipped configs, and a runner for ``python -m helpers``."""
+"""Shared fixtures: the shipped configs, and runners for ``python -m helpers`` (in this process, or in a fresh one)."""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import logging
+import os
 import subprocess
 import sys
+import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Every property test draws its examples from a fixed seed: the same configs in every run, here and in CI, so that a
+# failure is reproduced by running the test again, and its time is the same each run. No deadline (a busy machine is no
+# failure). A test's own settings (max_examples, health checks) keep this default for what they leave out.
+# ``HYPOTHESIS_PROFILE=explore make test-fast`` draws new random examples instead (to look further afield).
+settings.register_profile("fixed-seed", derandomize=True, database=None, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed-seed"))
+
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """One intra-op thread for torch in a test process, once a test has imported it: the tests' tensors are tiny (a
+    second thread only spins, waiting), and under xdist (make test: two workers on two cores) two workers' thread pools
+    fight over the cores, several times some tests' time. No figure depends on it; the notebooks' kernels (processes
+    of their own) and the subprocesses tests start keep torch's default."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
 MODELS = sorted(p.stem for p in (ROOT / "data" / "models").glob("*.json"))
+
+# the warning filters of a fresh interpreter (no -W, no PYTHONWARNINGS): what `python -m helpers` starts with
+FRESH_WARNING_FILTERS = [("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
+                         ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
+                         ("ignore", ResourceWarning, "")]
+
+
+def run_cli_subprocess(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m helpers ARGS`` in a fresh interpreter (where the process is the point: exit status end to end,
+    what a fresh interpreter imports; tests/test_cli.py checks that :func:`run_cli` answers exactly as this does)."""
+    return subprocess.run([sys.executable, "-m", "helpers", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@contextlib.contextmanager
+def _as_a_fresh_interpreter(argv: list[str], cwd: Path, err: io.StringIO) -> Iterator[None]:
+    """This process set up as ``python -m helpers`` finds a fresh interpreter, for the length of the block: ``argv``,
+    ``cwd``, 80 columns (argparse's width when stdout is a pipe), the fresh warning filters (a warning shown on
+    ``err`` as the interpreter shows it, once per place), log records on ``err`` as a fresh interpreter writes them
+    (the root logger's last-resort handler; transformers' own handler at its default verbosity, its ``warning_once``
+    forgotten). Everything is put back at the end."""
+    saved_argv, saved_cwd, saved_columns = sys.argv, os.getcwd(), os.environ.get("COLUMNS")
+    root = logging.getLogger()
+    last_resort = logging.StreamHandler(err)
+    last_resort.setLevel(logging.WARNING)
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    hf_handler = getattr(hf_logging, "_default_handler", None)
+    hf_level = hf_logging.get_verbosity() if hf_logging else None
+    for once in ("warning_once", "info_once"):  # transformers' per-process memory of what it said once
+        getattr(getattr(logging.Logger, once, None), "cache_clear", lambda: None)()
+    sys.argv = argv
+    os.chdir(cwd)
+    if saved_columns is None:
+        os.environ["COLUMNS"] = "80"
+    root.addHandler(last_resort)
+    if hf_handler is not None:
+        hf_handler.setStream(err)
+        hf_logging.set_verbosity(getattr(hf_logging, "_get_default_logging_level", lambda: logging.WARNING)())
+    try:
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in reversed(FRESH_WARNING_FILTERS):
+                warnings.filterwarnings(action, category=category, module=module)
+
+            def show(message, category, filename, lineno, file=None, line=None):
+                err.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+            warnings.showwarning = show
+            yield
+    finally:
+        root.removeHandler(last_resort)
+        if hf_handler is not None:
+            hf_handler.setStream(sys.stderr)
+            hf_logging.set_verbosity(hf_level)
+        elif "transformers.utils.logging" in sys.modules:  # first imported in the block: its handler holds ``err``
+            handler = getattr(sys.modules["transformers.utils.logging"], "_default_handler", None)
+            if handler is not None:
+                handler.setStream(sys.stderr)
+        if saved_columns is None:
+            os.environ.pop("COLUMNS", None)
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m helpers ARGS`` in a fresh interpreter."""
-    return subprocess.run([sys.executable, "-m", "helpers", *args], capture_output=True, text=True, cwd=cwd)
+    """``python -m helpers ARGS`` run in this process, as a fresh interpreter runs it (:func:`_as_a_fresh_interpreter`):
+    the exit status (``main``'s return, a ``SystemExit``'s code, 1 and the traceback on stderr for an uncaught
+    exception), stdout and stderr, as :func:`run_cli_subprocess` returns them. A fresh interpreter per call cost about
+    a quarter of a second (several seconds where transformers is imported), four hundred times over."""
+    from helpers.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with _as_a_fresh_interpreter([str(ROOT / "helpers" / "__main__.py"), *args], cwd, err), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as exit_:
+            status = exit_.code
+            if status is not None and not isinstance(status, int):
+                print(status, file=sys.stderr)
+                status = 1
+        except BaseException as error:  # noqa: BLE001 - what the interpreter does with an uncaught exception
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            traceback.print_exc()
+            status = 1
+    return subprocess.CompletedProcess([sys.executable, "-m", "helpers", *args], status or 0, out.getvalue(),
+                                       err.getvalue())
 
 
 def run_cli_without_torch(*args: str) -> subprocess.CompletedProcess[str]:

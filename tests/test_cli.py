@@ -10,7 +10,9 @@ import pytest
 
 from helpers import count_model, load_config
 
-from .conftest import ROOT, assert_refused, assert_runs_where_transformers_runs, run_cli, run_cli_without_torch
+from .conftest import (
+    ROOT, assert_refused, assert_runs_where_transformers_runs, run_cli, run_cli_subprocess, run_cli_without_torch,
+)
 
 
 def test_count_prints_the_breakdown():
@@ -110,3 +112,33 @@ def test_a_closed_pipe_is_no_error():
     result = subprocess.run(f"{sys.executable} -m helpers count gpt3-175b --tensors | head -1", shell=True,
                             capture_output=True, text=True, cwd=ROOT)
     assert result.stdout.startswith("gpt3-175b (GPT2LMHeadModel") and result.stderr == ""
+
+
+# Every kind of answer, for the in-process runner the tests use (tests/conftest.py ``run_cli``): tables, JSON, each
+# command, bad input and usage errors (exit 2), help (exit 0 by SystemExit, 80 columns), a config transformers counts
+# (the fallback, which imports torch and silences transformers; a fresh interpreter takes seconds to import them).
+FILES = {"falcon.json": {"model_type": "falcon", "vocab_size": 96, "hidden_size": 32, "num_hidden_layers": 2,
+                         "num_attention_heads": 4},
+         "odd-heads.json": {"model_type": "bert", "hidden_size": 100},
+         "broken.json": "not json at all"}
+SAME_AS_A_FRESH_INTERPRETER = [
+    ("count", "bert-base-uncased"), ("count", "gpt2", "--tensors", "--json"),
+    ("count", "mixtral-8x7b-v0.1", "--tensors", "--names", "checkpoint"),
+    ("flops", "gpt2", "--batch", "2", "--seq-len", "8"), ("memory", "llama-7b", "--gpus", "8", "--zero", "3"),
+    ("budget", "llama-7b", "--tokens", "1e12", "--gpu", "A100-80GB", "--mfu", "0.4"),
+    ("serve", "llama-7b", "--gpu", "H100-SXM"), ("finetune", "llama-7b", "--method", "qlora", "--rank", "16"),
+    ("count", "falcon.json", "--tensors"), ("flops", "falcon.json"),
+    ("count", "odd-heads.json"), ("count", "broken.json"), ("count", "no-such-model"), ("memory", "llama-7b", "--zero", "4"),
+    (), ("frobnicate",), ("flops", "gpt2", "--batch"), ("--help",), ("count", "--help"),
+]
+
+
+@pytest.mark.parametrize("args", SAME_AS_A_FRESH_INTERPRETER, ids=lambda args: " ".join(args) or "no arguments")
+def test_the_tests_runner_answers_as_a_fresh_interpreter(tmp_path, args):
+    """``run_cli`` (this process) and ``python -m helpers`` in a fresh interpreter: the same exit status, the same
+    stdout, the same stderr, byte for byte (paths relative to the folder both run in)."""
+    for name, content in FILES.items():
+        (tmp_path / name).write_text(content if isinstance(content, str) else json.dumps(content))
+    fresh, here = run_cli_subprocess(*args, cwd=tmp_path), run_cli(*args, cwd=tmp_path)
+    assert (here.returncode, here.stdout, here.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert fresh.stdout or fresh.stderr

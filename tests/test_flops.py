@@ -72,14 +72,24 @@ def _scalar(out) -> "torch.Tensor":
 
 def counted(model, batch: int, seq_len: int, backward: bool = False, **kwargs) -> int:
     """FlopCounterMode's total for one forward pass (and its backward pass) on input_ids on the model's device."""
+    forward, training = counted_step(model, batch, seq_len, backward=backward, **kwargs)
+    return training if backward else forward
+
+
+def counted_step(model, batch: int, seq_len: int, backward: bool = True, **kwargs) -> tuple[int, int]:
+    """FlopCounterMode's totals for one forward pass, and for that pass and its backward pass: (forward, training).
+
+    One pass serves both: the forward total is read when the forward pass ends, before the backward pass starts
+    (a forward pass run alone counts the same). With ``backward=False`` the training total is not measured (0)."""
     input_ids = torch.zeros(batch, seq_len, dtype=torch.long, device=next(model.parameters()).device)
     if getattr(getattr(model, "config", None), "is_encoder_decoder", False):  # T5: the decoder reads the same S tokens
         kwargs = {**kwargs, "decoder_input_ids": input_ids}
     with FlopCounterMode(display=False) as counter, recurrent_delta_rule():  # Qwen3-Next's recurrence: not seen
         out = model(input_ids, **kwargs)
+        forward = counter.get_total_flops()
         if backward:
             _scalar(out).backward()
-    return counter.get_total_flops()
+    return forward, counter.get_total_flops() if backward else 0
 
 
 def hf_kwargs(model_type: str) -> dict:
@@ -141,8 +151,7 @@ def test_forward_and_backward(source, model_type, data):
         forward, training = forward + surplus_flops(c, B, S), training + 3 * surplus_flops(c, B, S)
     else:
         model, kwargs = torch_ref.build(c), {}
-    assert counted(model, B, S, **kwargs) == forward
-    assert counted(model, B, S, backward=True, **kwargs) == training
+    assert counted_step(model, B, S, **kwargs) == (forward, training)  # one forward pass counted, then its backward
 
 
 def test_flop_count_helper_of_the_reference():
