@@ -34,6 +34,8 @@ def test_bars_stack_the_parts_in_gib():
     assert len(widths) == 6 * len(runs)  # one segment per part and run, zero-width ones included
     assert abs(sum(widths) - sum(r.total_bytes for r in runs.values()) / 2**30) < 1e-6
     assert [t.get_text() for t in ax.texts][-1] == " 24 GiB" and ax.lines[0].get_xdata()[0] == 24
+    totals = [f"{r.total_bytes / 2**30:,.2f} GiB" for r in runs.values()]
+    assert [t.get_text() for t in ax.texts][:2] == totals  # each bar's total, on a white box beside its end
     plt.close("all")
 
 

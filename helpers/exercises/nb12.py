@@ -5,12 +5,20 @@ from __future__ import annotations
 from . import Case, Exercise, register
 from ..config import load_config, parse_config, raw_config
 from ..finetune import lora_parameters
+from ..quantized import nf4_bytes
 from ..serve import serve
 
 
 def _llama2_70b_qv() -> int:
     """12.1: LoRA at rank 8 on q_proj and v_proj of Llama-2-70B (8 key/value heads): the values peft trains."""
     return lora_parameters(load_config("llama-2-70b"), 8, "q_proj,v_proj")
+
+
+def _nf4_blocks_of_128() -> float:
+    """12.2: bits a weight (constants included) bitsandbytes holds for one 8,192 × 8,192 matrix in NF4 with double
+    quantization when ``quantize_4bit`` takes blocks of 128 values instead of QLoRA's 64."""
+    n = 8192 * 8192
+    return 8 * nf4_bytes(n, blocksize=128) / n
 
 
 def _eight_gpus() -> int:
@@ -43,10 +51,10 @@ def _lora_cases() -> list[Case]:
 
 register(
     Exercise("12.1", "predict", answer=_llama2_70b_qv, tolerance=0.1, unit=" values"),
-    Exercise("12.2", "explain", answer=lambda: "b", choices=("a", "b", "c", "d"),
-             hint="list what quantize_4bit stores besides the 4-bit values, and which of those is 32 bits wide"),
+    Exercise("12.2", "predict", answer=_nf4_blocks_of_128, tolerance=0.005, unit=" bits a weight"),
     Exercise("12.3", "code", cases=_lora_cases, solution=_lora_all_linear),
     Exercise("12.4", "predict", answer=_eight_gpus, tolerance=0.1, unit=" sequences"),
-    Exercise("12.5", "explain", answer=lambda: "c", choices=("a", "b", "c", "d"),
-             hint="add up the checkpoint's bytes: which parameters are stored in fewer than 16 bits?"),
+    Exercise("12.5", "explain", answer=lambda: "a", choices=("a", "b", "c", "d"),
+             hint="write out the blocks a window layer reserves for one sequence: which two terms does the minimum "
+                  "compare at --max-model-len 8,192?"),
 )

@@ -56,7 +56,8 @@ def finetune_bars(runs: Mapping[str, Finetune], title: str, limit: int | None = 
         left = [a + b for a, b in zip(left, widths)]
     for y, label in enumerate(labels):
         total = runs[label].total_bytes / GIB
-        ax.text(total, y, f"  {total:,.2f} GiB", va="center", fontsize=10)
+        ax.annotate(f"{total:,.2f} GiB", (total, y), xytext=(5, 0), textcoords="offset points", va="center",
+                    fontsize=10, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     if limit is not None:
         ax.axvline(limit / GIB, color="#222222", linestyle="--", linewidth=1.5)
         ax.text(limit / GIB, -0.45, f" {limit_label}", va="top", fontsize=10)
