@@ -33,11 +33,13 @@ import functools
 import re
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from helpers.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
+from helpers.language import _dictionary, english_words
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
@@ -354,8 +356,8 @@ def short_form_errors(text: str) -> list[str]:
 def unrendered_emphasis(markdown: str) -> list[str]:
     """The ``**`` pairs nbconvert's Markdown renderer (mistune) leaves as literal asterisks.
 
-    CommonMark does not close ``**讲者备注。**`` before a Chinese character (a closing ``**`` after punctuation must be
-    followed by a space or punctuation): write ``**讲者备注。** 这……``."""
+    CommonMark does not close ``**演讲者备注。**`` before a Chinese character (a closing ``**`` after punctuation must be
+    followed by a space or punctuation): write ``**演讲者备注。** 这……``."""
     import mistune  # nbconvert's renderer: what the HTML pages and decks show
 
     rendered = mistune.create_markdown()(re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$", " ", markdown, flags=re.S))
@@ -399,6 +401,54 @@ def content_problems(en_path: Path) -> list[str]:
     return out
 
 
+# a printed table's rule line (helpers.report.table): the header above it, one column per run of dashes
+RULE = re.compile(r"^-+(?:  -+)*$")
+VERDICT_EN = re.compile(r"^Exercise \d\d\.\d+: ", re.M)
+
+
+def printed_text(cell: Mapping[str, Any]) -> str:
+    """What a code cell printed: its streams and the plain text of its results."""
+    out = []
+    for o in cell.get("outputs", []):
+        out.append("".join(o.get("text", "")) if o.get("output_type") == "stream"
+                   else "".join(o.get("data", {}).get("text/plain", "")))
+    return "\n".join(out)
+
+
+def _columns(row: str, a: int, b: int) -> str:
+    """The characters of ``row`` that start in the display columns ``a`` to ``b`` (a Chinese character takes two, as
+    ``helpers.report.table`` pads them)."""
+    out, col = [], 0
+    for ch in row:
+        if a <= col < b:
+            out.append(ch)
+        col += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return "".join(out)
+
+
+def table_headers(text: str) -> list[str]:
+    """The column headers of every table ``helpers.report.table`` printed in ``text``."""
+    rows = text.split("\n")
+    return [_columns(rows[i - 1], a, b).strip() for i in range(1, len(rows)) if RULE.match(rows[i])
+            for a, b in (m.span() for m in re.finditer(r"-+", rows[i]))]
+
+
+def printed_english(nb: Mapping[str, Any]) -> list[str]:
+    """What a zh notebook printed in English where the helpers print Chinese (``use_language("zh")``): a table header
+    with English words that is no Chinese the dictionary gives (data/zh/plots.json), an exercise verdict."""
+    d = _dictionary()
+    allowed = set(d.exact.values()) | d.keep
+    out = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        text = printed_text(cell)
+        out += [f"cell {cell['id']} prints the header {h!r}" for h in dict.fromkeys(table_headers(text))
+                if english_words(h) and not CJK.search(h) and h not in allowed]
+        out += [f"cell {cell['id']} prints {m.group(0)!r}" for m in VERDICT_EN.finditer(text)]
+    return out
+
+
 def check(paths: list[Path]) -> list[str]:
     """Every problem of the zh edition for these English notebooks: sync, content, stored notebooks."""
     out = []
@@ -415,9 +465,13 @@ def check(paths: list[Path]) -> list[str]:
         zh_path = ZH_DIR / en_path.name
         if not zh_path.is_file():
             out.append(f"{en_path.name}: no notebooks/zh/{en_path.name} (make zh)")
-        elif not sync:
-            out += [f"notebooks/zh/{en_path.name}: {d}: run `make zh`"
-                    for d in stale_build(en, entries, load(zh_path), en_path.name)]
+        else:
+            zh_nb = load(zh_path)
+            if not sync:
+                out += [f"notebooks/zh/{en_path.name}: {d}: run `make zh`"
+                        for d in stale_build(en, entries, zh_nb, en_path.name)]
+            out += [f"notebooks/zh/{en_path.name}: {d} in English (data/zh/plots.json; `make zh`)"
+                    for d in printed_english(zh_nb)]
     return out
 
 

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from .config import load_config, published
+from .language import current_language
 from .params import evaluate, render
 from .report import fmt_int
 
 # the Chinese units of large numbers, largest first: 万亿 = 10¹², 亿 = 10⁸, 万 = 10⁴
 UNITS: tuple[tuple[str, int], ...] = (("万亿", 10**12), ("亿", 10**8), ("万", 10**4))
 SAME_QUOTE = "（同上）"
+TRANSCRIBED = "†"  # after a quote whose formula is transcribed from LaTeX the write-up's page renders garbled
 
 
 def zh_count(n: int, digits: int = 3) -> str:
@@ -52,6 +54,7 @@ class Erratum:
 
     ``theirs`` is None where the claim states no figure (``Q、K、V是相同的``); ``theirs_label`` is the figure as the
     write-up writes it, or its formula rendered in the series' symbols; ``exact_label`` the same for the exact one.
+    ``transcribed``: the quote's formula is transcribed from LaTeX that the write-up's page renders garbled.
     """
 
     id: str
@@ -70,6 +73,7 @@ class Erratum:
     notebook: str
     cell: str
     link: str
+    transcribed: bool = False
 
     @property
     def difference(self) -> int | None:
@@ -102,7 +106,7 @@ def errata(data: Mapping[str, Any] | None = None) -> list[Erratum]:
         out.append(Erratum(row["id"], row["writeup"], titles[row["writeup"]], row["quote"], row["config"],
                            row["class"], theirs, theirs_label, exact, exact_label, row["tensors"],
                            evaluate(row["minus"], config) if "minus" in row else 0, row["verdict"], row["notebook"],
-                           row["cell"], link))
+                           row["cell"], link, row.get("transcribed", False)))
     return out
 
 
@@ -122,15 +126,15 @@ def _cell(text: str) -> str:
 
 def errata_table(rows: Sequence[Erratum], model: bool = False) -> str:
     """The rows as a Markdown table: the sentence, the write-up's figure, the exact one, the difference, what is off,
-    and the link to the cell that shows why (a repeated sentence shows as （同上）).
+    and the link to the cell that shows why (a repeated sentence shows as （同上）; a transcribed formula is marked †).
 
     Introduced in ``zh/errata``. ``model=True`` adds the model each row is counted on.
     """
-    head = ["原文原话"] + (["模型"] if model else []) + ["原文的数字", "精确值", "相差", "问题在哪", "依据"]
+    head = ["博文原话"] + (["模型"] if model else []) + ["博文的数字", "精确值", "相差", "问题在哪", "依据"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     previous = None
     for r in rows:
-        quote = SAME_QUOTE if r.quote == previous else f"“{r.quote}”"
+        quote = SAME_QUOTE if r.quote == previous else f"“{r.quote}”" + (TRANSCRIBED if r.transcribed else "")
         previous = r.quote
         theirs = r.theirs_label if r.theirs is None or r.theirs_label == fmt_int(r.theirs) \
             else f"{r.theirs_label} = {fmt_int(r.theirs)}"
@@ -138,4 +142,42 @@ def errata_table(rows: Sequence[Erratum], model: bool = False) -> str:
         diff = "—" if r.difference is None else f"{r.difference:+,}"
         cells = [quote] + ([f"`{r.config}`"] if model else []) + [theirs, exact, diff, r.verdict, r.link]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def writeups_table(data: Mapping[str, Any]) -> str:
+    """The five write-ups as a Markdown table, in the reader's language: each one's title (linked where it is online),
+    then in English a gloss of the title and what it claims; in Chinese what it counts and the figure it reaches
+    (``errata.summary`` of ``data/published.json``), the titles being Chinese already.
+
+    Introduced in ``00_overview``.
+    """
+    zh = current_language() == "zh"
+    counts = {s["writeup"]: s["counts"] for s in data["errata"]["summary"]}
+    lines = (["| | 标题 | 它算的是什么 | 它得出的数字 |"] if zh else ["| | title | in English | what it claims |"]) \
+        + ["|---|---|---|---|"]
+    for w in data["writeups"]:
+        title = f"[{w['title']}]({w['link']})" if w["link"] else w["title"]
+        rest = (counts[w["id"]], w["stated"] or "—") if zh else (w["gloss"], w["claims"])
+        lines.append(f"| {w['id']} | 《{title}》 | {rest[0]} | {rest[1]} |")
+    return "\n".join(lines)
+
+
+def quotes_table(writeups: Sequence[Mapping[str, Any]]) -> str:
+    """The sentences of ``writeups`` that the series answers, as a Markdown table in the reader's language: each one
+    verbatim and the notebooks that answer it (in English with a gloss of the sentence; in Chinese ``第 00、06 篇``).
+
+    Introduced in ``00_overview``.
+    """
+    zh = current_language() == "zh"
+    lines = ["| | 原话 | 在哪一篇讲清 |", "|---|---|---|"] if zh else \
+        ["| | quoted | in English | answered in |", "|---|---|---|---|"]
+    for w in writeups:
+        for q in w["quotes"]:
+            where = re.search(r"\((notebooks? ([\d, ]+))\)$", q["answer"])
+            quote = q["zh"].replace("*", "\\*")  # a literal * in Markdown
+            if zh:
+                lines.append(f"| {w['id']} | {quote} | 第 {'、'.join(where.group(2).split(', '))} 篇 |")
+            else:
+                lines.append(f"| {w['id']} | {quote} | {q['en']} | {where.group(1)} |")
     return "\n".join(lines)

@@ -5,7 +5,10 @@ Introduced in ``00_overview``.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Sequence
+
+from .language import say
 
 
 def fmt_int(n: int) -> str:
@@ -26,16 +29,23 @@ def fmt_share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%"
 
 
+def _width(text: str) -> int:
+    """The columns ``text`` takes in a fixed-width font: two for a wide character (汉字, full-width punctuation)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:
     """A fixed-width table; the columns whose indices are in ``right`` are right-aligned.
 
-    Introduced in ``00_overview``.
+    Introduced in ``00_overview``. The headers are printed in the reader's language (``use_language("zh")``:
+    ``parameters`` -> ``参数量``, from ``data/zh/plots.json``); a Chinese character takes two columns.
     """
-    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    cells = [[say(str(h)) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(_width(row[i]) for row in cells) for i in range(len(headers))]
 
     def line(row: Sequence[str]) -> str:
-        parts = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        pads = [" " * (w - _width(cell)) for cell, w in zip(row, widths)]
+        parts = [pad + cell if i in right else cell + pad for i, (cell, pad) in enumerate(zip(row, pads))]
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * w for w in widths)

@@ -204,3 +204,60 @@ def test_stamp_refuses_an_unchanged_translation_unless_told(tmp_path, monkeypatc
     found = zh.parse(tpath.read_text(encoding="utf-8"))
     assert zh.sync_problems(en_path.name, en, found, en_path) == []
     assert found["99-a"].text == "池化层是一个全连接层，有 H² + H 个参数。" and found["99-b"].text == "两张 V × H 的表。"
+
+
+# ---- one language per notebook: the switch that draws the figures in Chinese prints the helpers' output in Chinese --
+
+@pytest.fixture
+def chinese():
+    from helpers.plots import use_language
+
+    use_language("zh")
+    try:
+        yield
+    finally:
+        use_language("en")
+
+
+def test_one_switch_prints_tables_and_the_checker_in_chinese(chinese, capsys):
+    from helpers import table
+    from helpers.exercises import check, verdict
+
+    assert table(("tensor", "parameters"), [("pooler.dense.weight", "589,824")], right=(1,)).splitlines() == [
+        "张量                  参数量", "-------------------  -------", "pooler.dense.weight  589,824"]
+    check("00.1", None)
+    check("00.2", None)
+    assert capsys.readouterr().out == "练习 00.1：未作答\n练习 00.2：未作答：先写下你的猜测，再运行这个单元格\n"
+    assert verdict("00.1", "a").startswith("还不对。提示：拿每个选项对照幻灯片")
+    assert verdict("00.1", "e") == "还不对：请从 'a'、'b'、'c'、'd' 中选一个"
+    assert verdict("08.4", 10) == "完全正确：引擎算出 10 字节，你猜的是 10 字节"
+    assert verdict("00.4", lambda **kw: None) == "未作答"
+    assert verdict("00.4", lambda **kw: 1) == "还不对：bert-base-uncased 上的结果不对，偏低"
+
+
+def test_english_output_is_as_before(capsys):
+    from helpers import table
+    from helpers.exercises import check, verdict
+
+    assert table(("tensor", "parameters"), [("pooler.dense.weight", "589,824")], right=(1,)).splitlines() == [
+        "tensor               parameters", "-------------------  ----------", "pooler.dense.weight     589,824"]
+    check("00.1", None)
+    assert capsys.readouterr().out == "Exercise 00.1: not attempted\n"
+    assert verdict("00.1", "e") == "not yet: choose one of 'a', 'b', 'c', 'd'"
+
+
+def test_every_hint_and_unit_of_the_checker_has_its_chinese():
+    from helpers.exercises import BANK, _load
+    from helpers.language import translate
+
+    _load()
+    left = [(e.id, text) for e in BANK.values() for text in (e.hint, e.unit.strip()) if text
+            and text not in ("%", "×", "GiB") and translate(text) == text]
+    assert left == [], "data/zh/plots.json lacks these (a changed hint in helpers/exercises/nbNN.py shows here)"
+
+
+@pytest.mark.parametrize("zh_path", ZH, ids=lambda p: p.stem)
+def test_printed_output_is_chinese(zh_path):
+    """Table headers and the checker's verdicts in the stored zh outputs are Chinese (re-run `make zh` after a change
+    to helpers' printing or to data/zh/plots.json)."""
+    assert zh.printed_english(zh.load(zh_path)) == []

@@ -313,7 +313,7 @@ def test_notebook_deck_rules(path):
         if shown:
             assert "assert " not in zh.source(c) and len(zh.source(c).splitlines()) <= 12, c["id"]
     notes = [c for c in cells if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
-    assert all(zh.source(c).startswith("**讲者备注。**") and c["metadata"]["jupyter"]["source_hidden"] for c in notes)
+    assert all(zh.source(c).startswith("**演讲者备注。**") and c["metadata"]["jupyter"]["source_hidden"] for c in notes)
     exercises = [i for i, c in enumerate(cells) if re.match(r"\*\*练习 \d+（", zh.source(c))]
     solutions = [i for i, c in enumerate(cells) if "solution" in c["metadata"].get("tags", [])]
     assert len(exercises) == len(solutions) == 3

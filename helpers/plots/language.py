@@ -4,7 +4,9 @@ Introduced in ``zh/00_overview``. The zh notebooks run the English code cell for
 are English strings (the helpers' own, and the titles a cell passes in); in Chinese each one is translated at the
 moment it is drawn (and measured, so layouts fit the Chinese text), from the dictionary ``data/zh/plots.json``:
 exact entries first, then regular expressions for texts with figures in them (``12 layers``, ``V = 30,522``).
-The objects keep their English text: ``get_text()`` and every printed output are the same in both languages.
+The objects keep their English text: ``get_text()`` is the same in both languages. The same switch makes the printed
+tables' headers and the exercise checker's feedback Chinese (:mod:`helpers.language`, which holds the language and
+the dictionary without matplotlib).
 The CJK glyphs come from the vendored subset of Noto Sans CJK SC in ``data/fonts`` (``make cjk-font``), so a
 figure renders without a system CJK font; Latin letters and digits stay in DejaVu Sans.
 """
@@ -12,8 +14,6 @@ figure renders without a system CJK font; Latin letters and digits stay in DejaV
 from __future__ import annotations
 
 import functools
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -22,28 +22,22 @@ import matplotlib as mpl
 from matplotlib import font_manager
 from matplotlib.text import Text
 
-from ..config import DATA_DIR, model_names
+from ..config import DATA_DIR
+from ..language import LANGUAGES, STATE as _LANGUAGE, _translation, current_language, translate
+from ..language import english_words  # noqa: F401  (read here by tests/test_plots_language.py)
 
 __all__: list[str] = ["use_language", "current_language", "translate", "untranslated"]
 
-LANGUAGES = ("en", "zh")
-DICTIONARY = DATA_DIR / "zh" / "plots.json"
 FONT_DIR = DATA_DIR / "fonts"
 # the vendored CJK faces that FreeType reads (woff2, for the browsers, it does not): `make cjk-font` writes them
 FONT_FILES = ("NotoSansSC-Regular.subset.otf", "NotoSansSC-Bold.subset.otf")
 # matplotlib falls back glyph by glyph only along a text's list of families (a generic family such as "sans-serif"
 # is one font, DejaVu Sans): the vendored family goes last in ``font.family`` and in each drawn text's own list, so
 # Latin letters, digits, ×, ², γ and → keep the font they have in English and only CJK comes from Noto
-# a word of English prose: letters only, capitalised or lower case (acronyms, CamelCase, code names are not prose)
-_WORD = re.compile(r"[A-Za-z][a-z]+")
-_TOKEN = re.compile(r"[A-Za-z0-9_.\-]+")
-_GROUP = re.compile(r"\\g<(\w+)>")
-_MATH = re.compile(r"\$[^$]*\$")  # mathtext: tick labels such as $\mathdefault{10^{3}}$
 
 
 @dataclass
 class _State:
-    language: str = "en"
     saved_rc: dict[str, Any] | None = None  # ``font.family`` as it was before Chinese was switched on
     family: str = ""  # the vendored font's family name ("Noto Sans CJK SC")
 
@@ -51,96 +45,6 @@ class _State:
 _STATE = _State()
 _UNTRANSLATED: set[str] = set()
 _BUSY: set[int] = set()  # the texts being drawn or measured in Chinese now (a call may nest in another)
-
-
-@dataclass(frozen=True)
-class _Dictionary:
-    exact: dict[str, str]
-    patterns: tuple[tuple[re.Pattern[str], str], ...]
-    keep: frozenset[str]
-
-
-@functools.lru_cache(maxsize=1)
-def _dictionary() -> _Dictionary:
-    """``data/zh/plots.json``, read once: exact entries, compiled patterns and the words kept as they are."""
-    data = json.loads(DICTIONARY.read_text(encoding="utf-8"))
-    patterns = tuple((re.compile(regex), replacement) for regex, replacement in data.get("patterns", []))
-    keep = frozenset(data.get("keep", [])) | frozenset(model_names())  # a config's name (bert-base-uncased) stays
-    return _Dictionary(dict(data.get("exact", {})), patterns, keep)
-
-
-def current_language() -> str:
-    """The language the figures are drawn in now: ``"en"`` (the default) or ``"zh"``.
-
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
-    """
-    return _STATE.language
-
-
-def _line(text: str, d: _Dictionary) -> tuple[str, bool]:
-    """One line in Chinese, and whether an entry covers it: its exact entry, else the first pattern that matches all
-    of it (the groups named ``t_...`` translated in turn: a model's name stays, its part does not), else the line
-    unchanged (covered when it has no English words).
-    """
-    if text in d.exact:
-        return d.exact[text], True
-    for regex, replacement in d.patterns:
-        match = regex.fullmatch(text)
-        if match:
-            covered = True
-
-            def group(m: re.Match[str], match: re.Match[str] = match) -> str:
-                nonlocal covered
-                key = m.group(1)
-                value = match.group(int(key) if key.isdigit() else key) or ""
-                if not key.startswith("t_"):
-                    return value
-                value, ok = _line(value, d)
-                covered = covered and ok
-                return value
-            return _GROUP.sub(group, replacement), covered
-    return text, not english_words(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _translation(text: str) -> tuple[str, bool]:
-    """``text`` in Chinese, and whether entries cover all of it: the whole text's exact entry or pattern, else line by
-    line."""
-    d = _dictionary()
-    if "\n" in text:  # an exact entry or a pattern for the whole text (a box whose lines make one sentence)
-        whole = _line(text, d)
-        if whole[0] != text or text in d.exact:
-            return whole
-    lines = [_line(line, d) for line in text.split("\n")]
-    return "\n".join(line for line, _ in lines), all(ok for _, ok in lines)
-
-
-def translate(text: str) -> str:
-    """``text`` in Chinese from ``data/zh/plots.json``: the whole text's exact entry or pattern, else line by line
-    (an exact entry, else the first regular expression that matches the whole line); what no entry covers stays.
-
-    Figures in a text are copied, never reformatted.
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
-    """
-    return _translation(text)[0]
-
-
-def english_words(text: str) -> list[str]:
-    """The words of English prose in ``text``: tokens of letters only (``mean``, ``Parameters``), not code names
-    (``query.weight``, ``W_Q``, ``bf16``), acronyms or CamelCase (``BERT``, ``LayerNorm``), math (``$10^{3}$``),
-    the shipped configs' names (``bert-base-uncased``) nor the dictionary's ``keep`` words (``Gemma``).
-
-    A text with English words that no entry of the dictionary covers is what :func:`untranslated` lists.
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
-    """
-    keep = _dictionary().keep
-    words = []
-    for token in _TOKEN.findall(_MATH.sub(" ", text)):
-        token = token.strip(".-")
-        if not token or token in keep or any(ch.isdigit() or ch in "_." for ch in token):
-            continue
-        words += [part for part in token.split("-") if part not in keep and _WORD.fullmatch(part)]
-    return words
 
 
 def untranslated(reset: bool = False) -> list[str]:
@@ -162,7 +66,7 @@ def _in_chinese(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(self: Text, *args: Any, **kwargs: Any) -> Any:
         original = self._text
-        if _STATE.language != "zh" or id(self) in _BUSY or not isinstance(original, str):
+        if _LANGUAGE.language != "zh" or id(self) in _BUSY or not isinstance(original, str):
             return method(self, *args, **kwargs)
         chinese = translate(original)
         if not _translation(original)[1]:
@@ -224,16 +128,18 @@ def _add_fonts(files: Sequence[Path]) -> str:
 
 
 def use_language(lang: str) -> None:
-    """Draw every figure from now on in ``lang``: ``"en"`` (English, as the helpers write it) or ``"zh"`` (Chinese).
+    """Draw every figure and print every table header and exercise verdict from now on in ``lang``: ``"en"``
+    (English, as the helpers write it) or ``"zh"`` (Chinese).
 
     ``"zh"`` registers the vendored CJK font with matplotlib, appends it to ``font.family`` (Latin stays DejaVu
-    Sans, CJK falls back to it glyph by glyph) and translates each text as it is drawn; ``"en"`` puts ``font.family``
-    and the drawing back as they were (English figures come out byte for byte as before).
-    Introduced in ``zh/00_overview``.
+    Sans, CJK falls back to it glyph by glyph) and translates each text as it is drawn; :func:`helpers.report.table`
+    and :func:`helpers.exercises.check` read the same switch (:mod:`helpers.language`). ``"en"`` puts
+    ``font.family`` and the drawing back as they were (English figures and printed output come out byte for byte as
+    before). Introduced in ``zh/00_overview``.
     """
     if lang not in LANGUAGES:
         raise ValueError(f"use_language: {lang!r} is not one of {', '.join(map(repr, LANGUAGES))}")
-    if lang == _STATE.language:
+    if lang == _LANGUAGE.language:
         return
     if lang == "zh":
         family = _add_fonts(_font_files())
@@ -246,4 +152,4 @@ def use_language(lang: str) -> None:
             mpl.rcParams[key] = value
         _unwrap_text()
         _STATE.saved_rc, _STATE.family = None, ""
-    _STATE.language = lang
+    _LANGUAGE.language = lang
