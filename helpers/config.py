@@ -276,6 +276,8 @@ def _read_nested(raw: dict[str, Any], family: Family, name: str) -> tuple[dict[s
     sub = {k: v for k, v in sub.items() if k not in spec.ignores}
     try:
         text = parse_config({**sub, "model_type": spec.family}, name=name)
+        if spec.runs is not None:  # the composite runs its language model otherwise than the text family's class
+            text = replace(text, cannot_run=dict(spec.runs(text.raw, text.sizes, text.flags) or {}))
     except ConfigError as error:
         raise ConfigError(f"{spec.key}.{error.field}" if nested else error.field, error.problem) from None
     if nested:  # what the language model cannot run, named as the file names it

@@ -48,7 +48,9 @@ class TextConfig:
     L = 80 ...). ``flat``: with no ``key`` in the file, the text keys are read from the top level (Qwen2.5-VL's
     published form), not from the defaults alone. ``ignores``: keys the text family reads but the composite's text
     config class does not (Qwen2.5-VL's text model takes d_k = H // A whatever ``head_dim`` says): left out before
-    the text family reads the config.
+    the text family reads the config. ``runs``: what the composite's model cannot run of its language model, in place
+    of the text family's own ``runs`` where the composite runs it otherwise (Gemma 3's builds only the attention masks
+    of the layer types it has; Gemma3ForCausalLM builds the sliding one for every input); None: the text family's.
     """
 
     family: str
@@ -56,6 +58,8 @@ class TextConfig:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     flat: bool = False
     ignores: tuple[str, ...] = ()
+    runs: Callable[[Mapping[str, Any], Mapping[str, int], Mapping[str, bool]],
+                   Mapping[str, tuple[str, str]] | None] | None = None
 
 
 def nest(layout: Layout, renames: Mapping[str, str], before: tuple[Block, ...] = ()) -> Layout:
@@ -217,6 +221,27 @@ def composite(language: Family, **fields: Any) -> Family:
     inherited = {"flops": language.flops, "kv_cache": language.kv_cache, "state": language.state,
                  "positions": language.positions, "heads_divide_hidden": "never"}
     return Family(**{**inherited, **fields})
+
+
+def too_many_experts(sizes: Mapping[str, int], key: str) -> tuple[str, str] | None:
+    """More experts per token (k, ``num_experts_per_tok``) than the E experts the file gives under ``key``: the router's
+    ``torch.topk`` cannot pick them (the model builds, its forward pass fails), as ``(key, why)`` for a family's
+    ``runs``; None where k ≤ E. Every family with routed experts refuses it so.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    if sizes["k"] <= sizes["E"]:
+        return None
+    return ("num_experts_per_tok", f"{sizes['k']} experts per token, but only {key} = {sizes['E']} experts")
+
+
+def experts_key(raw: Mapping[str, Any], keys: tuple[str, ...] = ("num_local_experts", "num_experts")) -> str:
+    """The key a file gives its experts under: the first of ``keys`` (the field, then its aliases) it has, else the
+    field's (Mixtral's and GPT-OSS's ``num_local_experts``, alias ``num_experts``).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    return next((key for key in keys if key in raw), keys[0])
 
 
 def mixed_stack(L: int, dense_layers: int, dense: str, sparse: str, dense_count: str, sparse_count: str) -> str:

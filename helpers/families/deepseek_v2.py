@@ -33,6 +33,7 @@ from typing import Any, Mapping, cast
 from ..config import ConfigError, Flag, Size
 from . import deepseek_v3, llama
 from .deepseek_v3 import DEEPSEEK_V3
+from .base import too_many_experts
 from .heads import decoder_classes
 
 METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's two branches
@@ -50,7 +51,7 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     sizes.setdefault("k", sizes["E"])
 
 
-_read_cache, _ = llama.hooks(stored_head=None)  # DeepseekV2Config has no window keys; as written, the cache follows them
+_read_cache, _ = llama.hooks(stored_head=None, rotary=None)  # DeepseekV2Config has no window keys; as written, the cache follows them
 
 
 def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -76,10 +77,7 @@ def router_problem(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> tuple[st
         return ("topk_method", f"{json.dumps(method)}: DeepseekV2TopkRouter knows only {' and '.join(METHODS)} (its "
                                "forward pass fails on any other)")
     if method == "greedy":
-        if sizes["k"] > sizes["E"]:
-            return ("num_experts_per_tok", f"{sizes['k']} experts per token, but only n_routed_experts = {sizes['E']} "
-                                           "experts")
-        return None
+        return too_many_experts(sizes, "n_routed_experts")
     for key, symbol in (("n_group", "g"), ("topk_group", "k_g")):
         if symbol not in sizes:
             return (key, "null: group_limited_greedy routing splits the experts into n_group groups and keeps "

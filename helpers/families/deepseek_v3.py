@@ -62,7 +62,7 @@ from ..params import (
     Param,
 )
 from . import llama
-from .base import Family, mixed_stack
+from .base import Family, mixed_stack, too_many_experts
 from .heads import decoder_classes, expand_experts
 
 
@@ -217,7 +217,7 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     sizes["L_f"] = min(sizes["L_f"], sizes["L"])
 
 
-_read, _window_runs = llama.hooks(stored_head=None)  # DeepseekV3Config has no window keys; as written, the cache follows them
+_read, _window_runs = llama.hooks(stored_head=None, rotary=None)  # DeepseekV3Config has no window keys; as written, the cache follows them
 
 
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
@@ -260,9 +260,9 @@ def router_problem(sizes: Mapping[str, int], best: int = 2) -> tuple[str, str] |
 
     No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
-    E, k, g, k_g = sizes["E"], sizes["k"], sizes["g"], sizes["k_g"]
-    if k > E:
-        return ("num_experts_per_tok", f"{k} experts per token, but only n_routed_experts = {E} experts")
+    E, g, k_g = sizes["E"], sizes["g"], sizes["k_g"]
+    if (found := too_many_experts(sizes, "n_routed_experts")) is not None:
+        return found
     if k_g > g:
         return ("topk_group", f"{k_g} groups kept, but only n_group = {g} groups")
     if E % g:

@@ -48,7 +48,8 @@ def _alternate(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | N
     return [llama.SLIDING if (i + 1) % 2 else llama.FULL for i in range(sizes["L"])]
 
 
-_read_cache, _runs = llama.hooks(default=4096, types=_alternate, masks=True)  # a mask per layer type
+# a mask per layer type, and the sliding one for every input (a null window fails, layers or none)
+_read_cache, _runs = llama.hooks(default=4096, types=_alternate, masks=True, every_mask="Gemma2Model")
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -78,7 +79,8 @@ def kv_cache(c: ModelConfig) -> str:
     """
     full, windowed, chunked = c.lists["cache"]
     if windowed and not chunked:
-        return "2*A_kv*d_k*(L_w*min(S, W - 1) + L_g*S)*B"
+        two, pair = llama.key_value(c)
+        return f"{two}{pair}*(L_w*min(S, W - 1) + L_g*S)*B"
     return llama.kv_cache(c)
 
 
@@ -94,17 +96,17 @@ GEMMA2 = Family(
         Size("head_dim", "d_k", 256, minimum=0),  # not H // A; 0: projections 0 wide (rotary H // A), cannot run
         Size("intermediate_size", "I", 9216),
         Size("max_position_embeddings", "P", 8192),
-        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: windowed layers fail to run
+        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: the forward pass fails
         llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", True), Flag("attention_bias", False)),
     derive=llama.LLAMA.derive,
     read=read,
-    runs=_runs,  # windowed layers without a window, or other layer types: the forward pass itself fails
+    runs=_runs,  # no window (null), or other layer types: the forward pass itself fails
     pad_token_id=0,
     layout=layout,
     formulas=formulas,
-    flops=lambda c: dict(llama.FLOPS),
+    flops=llama.flops,
     kv_cache=kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Gemma2ForCausalLM",

@@ -143,7 +143,9 @@ GEMMA3 = composite(
     gemma3_text.GEMMA3_TEXT,
     model_type="gemma3",
     architecture="Gemma3ForConditionalGeneration",
-    text=TextConfig("gemma3_text"),  # Gemma3Config fills a missing text_config with Gemma3TextConfig's defaults
+    # Gemma3Config fills a missing text_config with Gemma3TextConfig's defaults; Gemma3Model builds the attention
+    # masks of the layer types the text model has (a null window runs where no layer is local)
+    text=TextConfig("gemma3_text", runs=gemma3_text.runs_in_composite),
     sub_configs=("vision_config",),
     sizes=(
         Size(V_ + "hidden_size", "H_v", 768),  # SiglipVisionConfig's defaults (a missing vision_config)

@@ -34,20 +34,11 @@ def _pattern(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | Non
     return [SLIDING if (i + 1) % pattern else FULL for i in range(sizes["L"])]
 
 
-_read_cache, _runs_cache = llama.hooks(default=4096, types=_pattern, masks=True)  # a mask per layer type
-
-
-def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
-    """What transformers cannot run (:func:`helpers.families.llama.hooks`), and ``sliding_window: null``: the model
-    builds its sliding-window mask whatever the layers are, and that fails without a window.
-
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
-    """
-    problems = dict(_runs_cache(raw, sizes, flags))
-    if "sliding_window" in raw and raw["sliding_window"] is None:
-        problems.setdefault("forward", ("sliding_window", "null: Gemma3TextModel builds a sliding-window mask for "
-                                                          "every input and fails without a window"))
-    return problems
+# a mask per layer type: Gemma3TextModel (this class's) builds the sliding one for every input, so a null window fails
+# whatever the layers; the multimodal Gemma3Model builds the masks of the layer types it has only
+# (create_masks_for_generate), so there a null window fails only where a layer is local (runs_in_composite)
+_read_cache, runs_in_composite = llama.hooks(default=4096, types=_pattern, masks=True)
+_, runs = llama.hooks(default=4096, types=_pattern, masks=True, every_mask="Gemma3TextModel")
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -101,18 +92,18 @@ GEMMA3_TEXT = Family(
         Size("head_dim", "d_k", 256),  # not H // A
         Size("intermediate_size", "I", 9216),
         Size("max_position_embeddings", "P", 131072),
-        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: local layers fail to run
+        Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # null: the forward pass fails
         llama.CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", True), Flag("attention_bias", False)),
     derive=llama.LLAMA.derive,
     read=read,
-    runs=runs,  # local layers without a window, or other layer types: the forward pass itself fails
+    runs=runs,  # no window (null), or other layer types: the forward pass itself fails
     pad_token_id=0,
     heads_divide_hidden="always",  # Gemma3TextConfig.validate_architecture, even with head_dim
     layout=layout,
     formulas=formulas,
-    flops=lambda c: dict(llama.FLOPS),  # norms, soft-capping, the embedding scale: elementwise
+    flops=llama.flops,  # norms, soft-capping, the embedding scale: elementwise
     kv_cache=gemma2.kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Gemma3ForCausalLM",

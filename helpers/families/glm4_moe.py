@@ -92,7 +92,13 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     sizes["L_f"] = min(sizes["L_f"], sizes["L"])
 
 
-_read_cache, _cache_runs = llama.hooks(stored_head=None)  # Glm4MoeConfig has no window keys; the cache follows them
+def _rotary(raw: Mapping[str, Any], d_k: int) -> int | None:
+    """The width of queries and keys after the rotary step, its first int(d_k · factor) dimensions turned."""
+    return llama.rotary_width(d_k, int(d_k * rotary_factor(raw)))
+
+
+# Glm4MoeConfig has no window keys (the cache follows them); its own runs checks the heads
+_read_cache, _cache_runs = llama.hooks(stored_head=None, rotary=_rotary)
 
 
 def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -110,9 +116,10 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
     """What transformers refuses to build (heads of 0 dimensions: the attention's scale d_k^−½; an odd explicit
     ``head_dim`` wider than 4 wholly rotated: ``validate_rope``), and what it builds but cannot run: key/value heads
     that do not divide the query heads, a rotary part whose last pair reaches past the head (R odd and equal to d_k;
-    a head of 1 runs 2 wide), a router that cannot route (DeepSeek-V3's, where a layer is sparse)."""
+    a head of 1 runs 2 wide: :func:`~helpers.families.llama.rotary_width`), a router that cannot route (DeepSeek-V3's,
+    where a layer is sparse)."""
     problems = dict(_cache_runs(raw, sizes, flags))
-    problems.pop("forward", None)  # LLaMA's check of the heads is not this model's: the rotary part is partial
+    problems.pop("forward", None)  # the heads are checked below, with the rotary part as this model turns it
     L, A, A_kv, d_k = sizes["L"], sizes["A"], sizes["A_kv"], sizes["d_k"]
     factor, R = rotary_factor(raw), sizes["R"]
     if d_k == 0 and L:
@@ -129,10 +136,9 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
                                         f"query heads: num_attention_heads = {A} is not divisible by "
                                         f"num_key_value_heads = {A_kv} (transformers builds the model, its forward "
                                         "pass fails)")
-    elif R + R % 2 > d_k and L:
-        found = ("head_dim", llama.ROTARY_ONE if d_k == 1 else (
-            f"{R} rotary dimensions in a head of {d_k}: rotary embeddings turn pairs of dimensions, and the last pair "
-            "would reach past the head: transformers' forward pass fails"))
+    elif llama.rotary_width(d_k, R) is None and L:
+        found = ("head_dim", f"{R} rotary dimensions in a head of {d_k}: rotary embeddings turn pairs of dimensions, and "
+                             "the last pair would reach past the head: transformers' forward pass fails")
     elif sizes["L_f"] < L:  # a sparse layer routes
         found = deepseek_v3.router_problem(sizes)
     if found is not None:
@@ -171,7 +177,7 @@ GLM4_MOE = Family(
     pad_token_id=None,
     layout=layout,
     formulas=formulas,
-    flops=lambda c: {**llama.FLOPS, FEED_FORWARD: deepseek_v3.feed_forward_flops(c)},
+    flops=lambda c: {**llama.flops(c), FEED_FORWARD: deepseek_v3.feed_forward_flops(c)},
     kv_cache=llama.kv_cache,  # A_kv heads of d_k keys and values per layer and token
     positions=lambda c: None,  # rotary: no position table
     torch_ref="Glm4MoeForCausalLM",

@@ -100,22 +100,38 @@ def rotary_dims(raw: Mapping[str, Any], d_k: int) -> int | None:
     return int(d_k * factor)
 
 
+def _width(raw: Mapping[str, Any], d_k: int) -> int | None:
+    """The width of queries and keys after the rotary step (:func:`~helpers.families.llama.rotary_width`): transformers
+    rotates R rounded up to a pair (the width of its angles), harmless inside the head; past its last dimension a head
+    of 1 runs 2 wide, a wider one fails. A factor that is not a number is left to transformers (d_k)."""
+    R = rotary_dims(raw, d_k)
+    return d_k if R is None else llama.rotary_width(d_k, R)
+
+
+def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
+    """The cache's layers (:func:`~helpers.families.gpt2.read_windows`), and d_qk where the rotary step widens the
+    queries and keys of a head of 1 (R = 1).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    lists = gpt2.read_windows(raw, sizes, flags)
+    llama.widen(sizes, _width(raw, sizes["H"] // sizes["A"]))
+    return lists
+
+
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """A cache transformers cannot keep (:func:`~helpers.families.gpt2.window_runs`), and rotary dimensions whose last
-    pair reaches past the head (R odd and equal to d_k): 3 or more fail in transformers' forward pass, a head of 1 runs
-    2 wide (:data:`~helpers.families.llama.ROTARY_ONE`). An odd R inside a wider head rotates R + 1 dimensions: no
-    matmul changes.
+    pair reaches past a head of 3 or more (R odd and equal to d_k): transformers' forward pass fails. An odd R inside a
+    wider head rotates R + 1 dimensions, and a head of 1 runs 2 wide (d_qk, :func:`read`): no refusal.
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     problems = gpt2.window_runs(raw, sizes, flags)
     R, d_k = rotary_dims(raw, sizes["d_k"]), sizes["d_k"]
-    # transformers rotates R rounded up to a pair (the width of its angles): inside the head that is harmless,
-    # past its last dimension it is not
-    if sizes["L"] and R is not None and R + R % 2 > d_k:
-        problems["forward"] = ("rotary_pct", llama.ROTARY_ONE if d_k == 1 else (
-            f"{R} rotary dimensions in a head of {d_k}: rotary embeddings turn pairs of dimensions, and the last pair "
-            "would reach past the head: transformers' forward pass fails"))
+    if sizes["L"] and _width(raw, d_k) is None:
+        problems["forward"] = ("rotary_pct", f"{R} rotary dimensions in a head of {d_k}: rotary embeddings turn pairs of "
+                                             "dimensions, and the last pair would reach past the head: transformers' "
+                                             "forward pass fails")
     return problems
 
 
@@ -135,12 +151,12 @@ GPT_NEOX = Family(
         *gpt2.WINDOWS,
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", True), Flag("use_parallel_residual", True)),
-    read=gpt2.read_windows,
+    read=read,
     runs=runs,
     padded=(),  # embed_in has no padding row
     layout=layout,
     formulas=formulas,
-    flops=lambda c: dict(FLOPS),
+    flops=lambda c: llama.with_scores(c, FLOPS),
     kv_cache=gpt2.kv_cache,  # whole heads of d_k = H/A, rotated part and passed part alike
     positions=lambda c: None,  # rotary: no position table
     torch_ref="GPTNeoXForCausalLM",

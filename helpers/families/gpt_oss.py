@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from ..config import Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
-from .base import Family
+from .base import Family, experts_key, too_many_experts
 from .heads import decoder_classes
 from .llama import FULL, SLIDING
 
@@ -30,7 +30,9 @@ def _alternating(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int |
     return [SLIDING if (i + 1) % 2 else FULL for i in range(sizes["L"])]
 
 
-_read_cache, _window_runs = llama.hooks(default=128, types=_alternating, masks=True)  # a mask per layer type
+# a mask per layer type, and the sliding one for every input; its rotary step halves each head (odd ones widen)
+_read_cache, _window_runs = llama.hooks(default=128, types=_alternating, masks=True, every_mask="GptOssModel",
+                                        rotary=llama.halves_width)
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -54,13 +56,8 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     problems = dict(_window_runs(raw, sizes, flags))
-    if "sliding_window" in raw and raw["sliding_window"] is None:
-        problems.setdefault("forward", ("sliding_window", "null: GptOssModel builds a sliding-window mask for every "
-                                                          "input and fails without a window"))
-    if sizes["k"] > sizes["E"] and sizes["L"]:
-        key = "num_local_experts" if "num_local_experts" in raw or "num_experts" not in raw else "num_experts"
-        problems.setdefault("forward", ("num_experts_per_tok", f"{sizes['k']} experts per token, but only {key} = "
-                                                               f"{sizes['E']} experts"))
+    if sizes["L"] and (found := too_many_experts(sizes, experts_key(raw))):
+        problems.setdefault("forward", found)
     return problems
 
 
@@ -133,7 +130,7 @@ GPT_OSS = Family(
     pad_token_id=None,
     layout=layout,
     formulas=formulas,
-    flops=lambda c: dict(FLOPS),
+    flops=lambda c: llama.with_scores(c, FLOPS),
     kv_cache=llama.kv_cache,  # full layers every token, windowed ones the last W − 1
     positions=lambda c: None,  # rotary (YaRN): no position table
     torch_ref="GptOssForCausalLM",

@@ -100,6 +100,39 @@ FLOPS = {
 }
 
 
+def scores(c: ModelConfig, layers: str = "L") -> str | None:
+    """The S×S matmuls of eager attention in ``layers`` layers where transformers' rotary step widens queries and keys
+    to d_qk (:func:`rotary_width`): q·kᵀ over d_qk, the weights times V over d_k, ``2·layers·B·S²·A·(d_qk + d_k)``;
+    with L_qk of the layers rotary (SmolLM3's NoPE layers stay d_k wide), q·kᵀ over d_qk in those only. None where
+    queries and keys are d_k wide: the family's own formula (``4·layers·B·S²·A·d_k``) holds.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    if "d_qk" not in c.sizes:
+        return None
+    if "L_qk" in c.sizes:  # every layer's 4·B·S²·A·d_k, and the rotary layers' wider q·kᵀ
+        return f"2*B*S**2*A*(2*{layers}*d_k + L_qk*(d_qk - d_k))"
+    return f"2*{layers}*B*S**2*A*(d_qk + d_k)"
+
+
+def with_scores(c: ModelConfig, formulas: Mapping[str, str], layers: str = "L") -> dict[str, str]:
+    """``formulas`` (a family's FLOPs), the attention scores over queries and keys as wide as transformers runs them
+    (:func:`scores`).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    wide = scores(c, layers)
+    return {**formulas, ATTENTION_SCORES: wide} if wide is not None else dict(formulas)
+
+
+def flops(c: ModelConfig) -> dict[str, str]:
+    """LLaMA's forward FLOPs (:data:`FLOPS`), the scores over queries and keys as wide as transformers runs them.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    return with_scores(c, FLOPS)
+
+
 def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     """A_kv = A unless given (multi-head attention). Key/value heads that do not divide the query heads still build
     (the projections are A_kv·d_k wide): :func:`runs` refuses them for the commands that run the model."""
@@ -201,27 +234,92 @@ def kv_cache(c: ModelConfig) -> str:
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     full, windowed, chunked = c.lists.get("cache", (c["L"], 0, 0))
+    two, pair = key_value(c)
     if not windowed and not chunked:
-        return "2*L*A_kv*d_k*S*B"
-    if windowed == c["L"]:
-        return "2*L*A_kv*d_k*min(S, W - 1)*B"
-    if chunked == c["L"]:
-        return "2*L*A_kv*d_k*min(S, W_c - 1)*B"
-    rest = "L" + (" - L_w" if windowed else "") + (" - L_c" if chunked else "")
-    terms = ([f"({rest})*S"] if full else []) + (["L_w*min(S, W - 1)"] if windowed else []) + (
-        ["L_c*min(S, W_c - 1)"] if chunked else [])
-    return f"2*A_kv*d_k*({' + '.join(terms)})*B"
+        formula = f"{two}L*{pair}*S*B"
+    elif windowed == c["L"]:
+        formula = f"{two}L*{pair}*min(S, W - 1)*B"
+    elif chunked == c["L"]:
+        formula = f"{two}L*{pair}*min(S, W_c - 1)*B"
+    else:
+        rest = "L" + (" - L_w" if windowed else "") + (" - L_c" if chunked else "")
+        terms = ([f"({rest})*S"] if full else []) + (["L_w*min(S, W - 1)"] if windowed else []) + (
+            ["L_c*min(S, W_c - 1)"] if chunked else [])
+        formula = f"{two}{pair}*({' + '.join(terms)})*B"
+    if "L_qk" not in c.sizes:
+        return formula
+    # keys d_qk wide in the rotary layers only (SmolLM3's NoPE layers keep d_k): their extra width, by the tokens kept
+    kept = [(n, tokens) for n, tokens in zip(c.lists["cache_qk"], ("S", "min(S, W - 1)", "min(S, W_c - 1)")) if n]
+    wide = f"L_qk*{kept[0][1]}" if len(kept) == 1 else " + ".join(f"{n}*{t}" if n > 1 else t for n, t in kept)
+    return f"{formula} + A_kv*(d_qk - d_k)*({wide})*B"
 
 
-# one rotary dimension per head: transformers' rotary step broadcasts it against 2 angles (cos and sin of one pair)
-ROTARY_ONE = ("1 rotary dimension per head: transformers broadcasts it against a pair of angles and runs queries and "
-              "keys 2 wide, not the model the config describes (not modelled)")
+def key_value(c: ModelConfig) -> tuple[str, str]:
+    """A cache formula's factor 2 and one layer's key and value per token and head: ``("2*", "A_kv*d_k")``, or
+    ``("", "A_kv*(d_qk + d_k)")`` where transformers' rotary step leaves every layer's keys d_qk wide
+    (:func:`rotary_width`; DynamicCache keeps the keys after the rotation).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    if "d_qk" in c.sizes and "L_qk" not in c.sizes:
+        return "", "A_kv*(d_qk + d_k)"
+    return "2*", "A_kv*d_k"
+
+
+# --- how wide queries and keys run after transformers' rotary step -------------------------------------------------
+Rotary = Callable[[Mapping[str, Any], int], "int | None"]  # (raw, d_k) -> the width, None where the step fails
+
+
+def rotary_width(d_k: int, rotated: int | None = None) -> int | None:
+    """The width of queries and keys after transformers' rotary step (``q·cos + rotate_half(q)·sin``) on a head of d_k
+    whose first R = ``rotated`` dimensions turn (all of them by default): the angles come as ⌈R/2⌉ pairs, cos and sin
+    R + R mod 2 wide, and the step takes that many dimensions of the head (``rotary_dim = cos.shape[-1]``, or the whole
+    head where the family rotates it whole). d_k where they fit; for a head of 1 the angles' width (its one dimension
+    broadcasts against them: 2 for the one pair of R = 1, queries and keys run 2 wide, values stay 1); None where the
+    last pair reaches past a wider head (an odd head rotated whole): the forward pass fails.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    R = d_k if rotated is None else rotated
+    if R + R % 2 <= d_k:
+        return d_k
+    return R + R % 2 if d_k == 1 else None
+
+
+def halves_width(raw: Mapping[str, Any], d_k: int) -> int | None:
+    """GPT-OSS's rotary step (``torch.chunk(x, 2)``: the first ⌈d_k/2⌉ dimensions against the last ⌊d_k/2⌋, each times
+    ⌈d_k/2⌉ angles): an odd head of 3 runs 4 wide; a head of 1 has no second half (the forward pass fails).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    return d_k + d_k % 2 if d_k != 1 else None
+
+
+def pairs_width(raw: Mapping[str, Any], d_k: int) -> int | None:
+    """Llama 4's rotary step (``view_as_complex``: the head as d_k/2 complex numbers): an odd head fails.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    """
+    return None if d_k % 2 else d_k
+
+
+def widen(sizes: dict[str, int], width: int | None) -> bool:
+    """Files ``d_qk``, the width of queries and keys after the rotary step (:func:`rotary_width`), in ``sizes`` where it
+    is neither d_k nor a failure (None) and a layer is built; True where it did.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
+    if width is None or width == sizes.get("d_k", sizes["H"] // sizes["A"]) or not sizes["L"]:
+        return False
+    sizes["d_qk"] = width
+    return True
 
 
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
-         window: int | None = None, types: list[str] | None = None) -> dict[str, tuple[str, str]]:
+         window: int | None = None, types: list[str] | None = None, rotates: bool = True) -> dict[str, tuple[str, str]]:
     """What transformers cannot run: key/value heads that do not divide the query heads (its ``repeat_kv`` gives
-    A_kv·⌊A/A_kv⌋ heads of keys for A of queries), a cache it cannot keep (:func:`cache_layers`).
+    A_kv·⌊A/A_kv⌋ heads of keys for A of queries), heads 0 wide, a head the rotary step cannot turn (``rotates``
+    False: :func:`rotary_width` and its kin give None), a cache it cannot keep (:func:`cache_layers`).
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
@@ -234,11 +332,10 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     elif sizes["d_k"] == 0 and sizes["L"]:  # Gemma 2's head_dim: 0 builds its projections 0 wide
         problems["forward"] = ("head_dim", "0 dimensions per head: transformers builds the attention projections 0 "
                                            "wide, and its forward pass fails (it cannot split 0 values into heads of 0)")
-    elif sizes["d_k"] == 1 and sizes["L"]:
-        problems["forward"] = ("head_dim", ROTARY_ONE)
-    elif sizes["d_k"] % 2 and sizes["L"]:  # 1 and 3 build (validate_rope lets heads of 4 or fewer pass)
-        problems["forward"] = ("head_dim", f"{sizes['d_k']} dimensions per head: rotary embeddings turn pairs of "
-                                           "dimensions; an odd head fails in transformers' forward pass")
+    elif not rotates and sizes["L"]:  # odd heads of 1 and 3 build (validate_rope lets heads of 4 or fewer pass)
+        d_k = sizes["d_k"]
+        problems["forward"] = ("head_dim", f"{d_k} dimension{'s' * (d_k != 1)} per head: rotary embeddings turn pairs "
+                                           "of dimensions; an odd head fails in transformers' forward pass")
     _, problem = cache_layers(raw, sizes, window, types)
     if problem is not None:
         problems["cache"] = problem
@@ -268,13 +365,22 @@ def check_head(raw: Mapping[str, Any], sizes: Mapping[str, int], stored: bool = 
 
 def hooks(default: int | None = None, switch: str | None = None,
           types: Callable[[Mapping[str, Any], Mapping[str, int], int | None], list[str]] | None = None,
-          keep_l_w: bool = False, stored_head: bool | None = True,
-          masks: bool = False) -> tuple[Callable[..., Any], Callable[..., Any]]:
+          keep_l_w: bool = False, stored_head: bool | None = True, masks: bool = False, every_mask: str | None = None,
+          rotary: Rotary | None = lambda raw, d_k: rotary_width(d_k),  # a whole head, rotate_half
+          rope: Callable[[Mapping[str, Any], int], list[int]] | None = None) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """A family's ``read`` and ``runs`` for the cache keys: ``sliding_window`` (``default`` when absent; None unless
     the flag ``switch`` is on: Qwen2's ``use_sliding_window``), ``attention_chunk_size``, ``layer_types`` (``types``
     derives them when absent: Qwen2's ``max_window_layers``, Gemma 2's alternation), and the head checks.
     ``masks``: the model builds one attention mask per layer type, full and sliding only (Qwen2, Qwen3, Gemma 2:
     ``causal_mask_mapping``), so any other type, or windowed layers without a window, fail its forward pass itself.
+    ``every_mask``: the model (its class named) builds the sliding-window mask for every input, whatever its layers
+    (Gemma 2, Gemma 3's text model, GPT-OSS), so ``sliding_window: null`` fails its forward pass, layers or none.
+    ``rotary(raw, d_k)``: the width of queries and keys after the family's rotary step (:func:`rotary_width`, a whole
+    head turned by ``rotate_half``, by default), None where it fails; ``rope(raw, L)``: 1 for each layer that rotates, 0
+    for a layer without positions (SmolLM3's and Llama 4's NoPE layers; None: every layer rotates). Where the step
+    widens them, ``read`` files d_qk (and L_qk, the rotary layers, where not all are, with their cache layers,
+    ``{"cache_qk": ...}``) for the FLOPs and the cache (:func:`scores`, :func:`kv_cache`). ``rotary`` None: the
+    family checks its heads itself (DeepSeek-V3).
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
@@ -287,15 +393,30 @@ def hooks(default: int | None = None, switch: str | None = None,
         given = read_layer_types(raw, sizes["L"])
         return given if given is not None or types is None else types(raw, sizes, window(raw, flags))
 
+    def rotating(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> list[int]:
+        """The indices of the layers that rotate their queries and keys."""
+        flags = rope(raw, sizes["L"]) if rope is not None else None
+        return [i for i in range(sizes["L"]) if flags is None or flags[i]]
+
     def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
-        return read_cache(raw, sizes, window(raw, flags), layer_types(raw, sizes, flags), keep_l_w)
+        kinds = layer_types(raw, sizes, flags)
+        lists = read_cache(raw, sizes, window(raw, flags), kinds, keep_l_w)
+        layers = rotating(raw, sizes) if rotary is not None else []
+        if not layers or not widen(sizes, rotary(raw, sizes.get("d_k", sizes["H"] // sizes["A"]))):
+            return lists
+        if len(layers) < sizes["L"]:  # the NoPE layers keep queries and keys d_k wide
+            sizes["L_qk"] = len(layers)
+            kept = None if kinds is None else [kinds[i] for i in layers]
+            lists["cache_qk"] = cache_layers(raw, {**sizes, "L": len(layers)}, window(raw, flags), kept)[0]
+        return lists
 
     def family_runs(raw: Mapping[str, Any], sizes: Mapping[str, int],
                     flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
         if stored_head is not None:  # None: the family checks its heads itself (DeepSeek-V3)
             check_head(raw, sizes, stored_head)
         kinds = layer_types(raw, sizes, flags)
-        problems = runs(raw, sizes, flags, window(raw, flags), kinds)
+        turns = rotary is None or not rotating(raw, sizes) or rotary(raw, sizes["d_k"]) is not None
+        problems = runs(raw, sizes, flags, window(raw, flags), kinds, turns)
         if masks and kinds:
             other = sorted({t for t in kinds if t not in (FULL, SLIDING)})
             if other:
@@ -306,6 +427,9 @@ def hooks(default: int | None = None, switch: str | None = None,
                 key = "layer_types" if "layer_types" in raw else "sliding_window"
                 problems.setdefault("forward", (key, "sliding_attention layers without a sliding_window: the model's "
                                                      "sliding-window mask fails (its forward pass, cache or not)"))
+        if every_mask is not None and "sliding_window" in raw and raw["sliding_window"] is None:
+            problems.setdefault("forward", ("sliding_window", f"null: {every_mask} builds a sliding-window mask for "
+                                                              "every input and fails without a window"))
         return problems
 
     return read, family_runs
@@ -341,7 +465,7 @@ LLAMA = Family(
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,
-    flops=lambda c: dict(FLOPS),
+    flops=flops,
     kv_cache=kv_cache,
     positions=lambda c: None,  # rotary: no position table
     torch_ref="LlamaForCausalLM",

@@ -33,7 +33,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, LAYER_NORM, Block, Layout, Param, render
 from . import llama, smollm3
-from .base import Family, layer_runs, mixed_stack
+from .base import Family, layer_runs, mixed_stack, too_many_experts
 from .heads import model_class
 from .llama import CHUNKED, FULL
 
@@ -64,7 +64,8 @@ def _types(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | None)
 
 W_C = 8192  # Llama4TextConfig's attention_chunk_size
 
-_read_cache, _cache_runs = llama.hooks(types=_types)  # Llama4TextConfig keeps head_dim: validate_rope reads it
+# Llama4TextConfig keeps head_dim (validate_rope reads it); the rotary layers view each head as complex pairs
+_read_cache, _cache_runs = llama.hooks(types=_types, rotary=llama.pairs_width, rope=rope_layers)
 
 
 def sparse_layers(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> range | tuple[int, ...]:
@@ -116,8 +117,6 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     """
     problems = dict(_cache_runs(raw, sizes, flags))
     L = sizes["L"]
-    if problems.get("forward", ("",))[0] == "head_dim" and not any(rope_layers(raw, L)):
-        del problems["forward"]  # no layer applies the rotation
     found: tuple[str, str] | None = None
     chunk = raw["attention_chunk_size"] if "attention_chunk_size" in raw else W_C  # sizes keep W_c only if a layer chunks
     if chunk is None or chunk == 0:
@@ -129,9 +128,8 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     elif sizes["L_e"] and sizes["E"] == 0:
         found = ("num_local_experts", "0 experts in a sparse layer: transformers' experts cannot split 0 rows among "
                                       "0 experts (its forward pass fails)")
-    elif sizes["L_e"] and sizes["k"] > sizes["E"]:
-        found = ("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_local_experts = "
-                                        f"{sizes['E']} experts")
+    elif sizes["L_e"]:
+        found = too_many_experts(sizes, "num_local_experts")
     if found is not None:
         problems.setdefault("forward", found)
     return problems

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from ..config import Flag, ModelConfig, Size
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout, Param
 from . import llama
-from .base import Family
+from .base import Family, experts_key, too_many_experts
 from .heads import decoder_classes, expand_experts
 
 
@@ -67,10 +67,8 @@ def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, 
     """LLaMA's (key/value heads, the cache), and k ≤ E: ``torch.topk`` refuses more experts per token than experts
     (the model builds; its forward pass fails)."""
     problems = _window_runs(raw, sizes, flags)
-    if sizes["k"] > sizes["E"] and sizes["L"]:
-        key = "num_local_experts" if "num_local_experts" in raw or "num_experts" not in raw else "num_experts"
-        problems.setdefault("forward", ("num_experts_per_tok", f"{sizes['k']} experts per token, but only {key} = "
-                                                               f"{sizes['E']} experts"))
+    if sizes["L"] and (found := too_many_experts(sizes, experts_key(raw))):
+        problems.setdefault("forward", found)
     return problems
 
 
@@ -99,7 +97,7 @@ MIXTRAL = Family(
     pad_token_id=None,
     layout=_layout,
     formulas=_formulas,
-    flops=lambda c: dict(FLOPS),
+    flops=lambda c: llama.with_scores(c, FLOPS),
     kv_cache=llama.kv_cache,  # LLaMA's: every token, or a window of them
     positions=lambda c: None,  # rotary: no position table
     torch_ref="MixtralForCausalLM",

@@ -32,9 +32,10 @@ from ..params import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD,
     QA_HEAD, Block, Layout, Param,
 )
+from . import llama
 from .base import Family
 from .heads import combine, decoder, layer_norm, linear, model_class
-from .llama import FULL, ROTARY_ONE, SLIDING, read_layer_types
+from .llama import FULL, SLIDING, read_layer_types
 
 TABLE_NAME = "embeddings.tok_embeddings.weight"  # what the masked LM's decoder is tied to
 LOCAL = "local"  # ModelConfig.lists key: 1 for each layer that attends within the window, 0 for a global one
@@ -156,26 +157,32 @@ def _read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, boo
     types = _layer_types(raw, sizes["L"])
     sizes["W"] = _window(raw)
     sizes["L_w"] = types.count(SLIDING)
-    _rotary_width(raw, sizes["H"] // sizes["A"])
+    d_k = sizes["H"] // sizes["A"]
+    llama.widen(sizes, _queries(_rotary_width(raw, d_k), d_k))
     pooling = raw.get("classifier_pooling", "cls")
     if pooling not in ("cls", "mean"):
         raise ConfigError("classifier_pooling", f"must be \"cls\" or \"mean\", got {json.dumps(pooling)}")
     return {LOCAL: tuple(int(t == SLIDING) for t in types)}
 
 
+def _queries(width: int, d_k: int) -> int | None:
+    """The width of queries and keys after the rotary step (``q·cos + rotate_half(q)·sin``, the whole head) against
+    angles ``width`` wide: d_k where they match; a head of 1 broadcasts against any width and runs that wide (d_qk,
+    :func:`~helpers.families.llama.rotary_width`); None: the forward pass fails."""
+    return d_k if width == d_k else width if d_k == 1 else None
+
+
 def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """Heads whose width the rotary angles do not match: odd heads (H // A), a ``head_dim`` other than H // A, and
-    H = 0 fail transformers' forward pass; heads of 1 dimension run 2 wide (:data:`~helpers.families.llama.ROTARY_ONE`).
+    H = 0 fail transformers' forward pass; heads of 1 dimension run as wide as the angles (:func:`_queries`).
     """
     d_k = sizes["d_k"]
     width = _rotary_width(raw, d_k)
     if d_k == 0:
         return {"forward": ("hidden_size", "0: the attention splits 0 values into heads of 0, and transformers' "
                                            "forward pass fails")}
-    if width == d_k:
+    if _queries(width, d_k) is not None:
         return {}
-    if d_k == 1:
-        return {"forward": ("head_dim", ROTARY_ONE)}
     key = "head_dim" if raw.get("head_dim") else "num_attention_heads"
     return {"forward": (key, f"rotary angles {width} wide against heads of {d_k} dimensions (hidden_size / "
                              "num_attention_heads): transformers builds the model, and its forward pass fails")}
@@ -225,7 +232,7 @@ MODERNBERT = Family(
     pad_token_id=50283,
     layout=_layout,
     formulas=_formulas,
-    flops=lambda c: dict(FLOPS),
+    flops=lambda c: llama.with_scores(c, FLOPS),
     positions=lambda c: None,  # rotary: no position table
     torch_ref="ModernBertModel",
     classes=CLASSES,

@@ -73,8 +73,9 @@ MROPE = [16, 24, 24]  # Qwen2_5_VLRotaryEmbedding's mrope_section where the conf
 
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """What the text model cannot run: M-RoPE's sections (``mrope_section`` of ``rope_scaling`` or
-    ``rope_parameters``, [16, 24, 24] unless given) must split the d_k/2 rotary frequencies exactly, and a
-    ``head_dim`` in ``text_config`` other than H // A sizes the rotary table but not the heads.
+    ``rope_parameters``, [16, 24, 24] unless given) must split the ⌈d_k/2⌉ rotary frequencies exactly (a head of 1 has
+    one, and runs its queries and keys 2 wide: :func:`~helpers.families.llama.rotary_width`), and a ``head_dim`` in
+    ``text_config`` other than H // A sizes the rotary table but not the heads.
 
     No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
@@ -87,7 +88,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     rope = raw.get(key) or {}
     section = rope.get("mrope_section", MROPE) if isinstance(rope, dict) else None
     if not (isinstance(section, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in section)
-            and 2 * sum(section) == sizes["d_k"]):  # the rotary table is built even with no layer
+            and sum(section) == -(-sizes["d_k"] // 2)):  # the rotary table is built even with no layer
         return {"forward": (key, f"mrope_section {section} does not split the d_k/2 = {sizes['d_k'] / 2:g} rotary "
                                  "frequencies of a head (hidden_size // num_attention_heads) exactly")}
     return {}

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
-from .base import Family, layer_runs, mixed_stack
+from .base import Family, layer_runs, mixed_stack, too_many_experts
 from .heads import decoder_classes, expand_experts
 
 
@@ -75,7 +75,7 @@ def _formulas(c: ModelConfig) -> dict[str, str]:
 
 def _flops(c: ModelConfig) -> dict[str, str]:
     """LLaMA's FLOPs, a sparse layer's feed-forward per routed token (k experts) plus the router."""
-    return {**llama.FLOPS, FEED_FORWARD: _feed_forward(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H")}
+    return {**llama.flops(c), FEED_FORWARD: _feed_forward(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H")}
 
 
 def read_sparse_layers(raw: Mapping[str, Any], sizes: dict[str, int]) -> tuple[int, ...]:
@@ -115,9 +115,8 @@ _read_cache, _window_runs = llama.hooks(default=4096, switch="use_sliding_window
 def _cannot_run(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """LLaMA's (key/value heads, the cache), and k ≤ E where a layer is sparse (``torch.topk`` refuses more)."""
     problems = _window_runs(raw, sizes, flags)
-    if sizes["L_e"] and sizes["k"] > sizes["E"]:
-        problems.setdefault("forward", ("num_experts_per_tok", f"{sizes['k']} experts per token, but only "
-                                                               f"num_experts = {sizes['E']} experts"))
+    if sizes["L_e"] and (found := too_many_experts(sizes, "num_experts")):
+        problems.setdefault("forward", found)
     return problems
 
 

@@ -46,7 +46,7 @@ from ..params import (
     LINEAR_ATTENTION, LM_HEAD, Block, Layout, Param,
 )
 from . import llama, qwen3_moe
-from .base import Family, StateTerm, mixed_stack
+from .base import Family, StateTerm, mixed_stack, too_many_experts
 from .deepseek_v3 import swiglu
 from .heads import decoder_classes, expand_experts
 from .llama import FULL
@@ -104,6 +104,8 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
         raise ConfigError("head_dim", f"{d_k}: rotary embeddings turn pairs of dimensions, an odd head wider than 4, "
                                       "wholly rotary, is refused by transformers (validate_rope)")
     sizes["R"] = 2 * -(-int(d_k * factor) // 2)  # rotary dimensions as transformers turns them: pairs, rounded up
+    if sizes["L_f"]:  # a head of 1: queries and keys as wide as the angles (d_qk)
+        llama.widen(sizes, llama.rotary_width(d_k, int(d_k * factor)))
     return {"types": kinds, "mlp_only_layers": dense}
 
 
@@ -131,15 +133,14 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
                         f"{sizes['G_v']} value heads and a convolution of {sizes['K_c']} taps: each key head serves a "
                         "whole number (at least 1) of value heads, and heads and kernel need a width (its forward pass "
                         "fails)")
-    elif sizes["L_f"] and sizes["R"] > sizes["d_k"]:
+    elif sizes["L_f"] and llama.rotary_width(sizes["d_k"], int(sizes["d_k"] * _rotary(raw))) is None:
         given = "partial_rotary_factor" in raw or "partial_rotary_factor" in (raw.get("rope_parameters") or {})
-        why = (f"{int(sizes['d_k'] * _rotary(raw))} rotary dimensions in a head of {sizes['d_k']}: rotary embeddings "
-               "turn pairs of dimensions, and the last pair reaches past the head (its forward pass fails)")
-        problem = ("head_dim", llama.ROTARY_ONE) if sizes["d_k"] == 1 else (
-            "partial_rotary_factor" if given else "head_dim", why)
-    elif sizes["L_e"] and sizes["k"] > sizes["E"]:
-        problem = ("num_experts_per_tok", f"{sizes['k']} experts per token, but only num_experts = {sizes['E']} "
-                                          "experts")
+        problem = ("partial_rotary_factor" if given else "head_dim",
+                   f"{int(sizes['d_k'] * _rotary(raw))} rotary dimensions in a head of {sizes['d_k']}: rotary "
+                   "embeddings turn pairs of dimensions, and the last pair reaches past the head (its forward pass "
+                   "fails)")
+    elif sizes["L_e"]:
+        problem = too_many_experts(sizes, "num_experts")
     problems = {} if problem is None else {"forward": problem}
     if sizes["L_l"] and not sizes["L_f"] and not other:  # no layer keeps keys: the cache cannot say how long it is
         key = "layer_types" if raw.get("layer_types") is not None else "full_attention_interval" \
@@ -249,7 +250,8 @@ def flops(c: ModelConfig) -> dict[str, str]:
     result = {EMBEDDINGS: "0"}
     if c["L_f"]:
         result[ATTENTION_PROJECTIONS] = "2*L_f*B*S*d_k*H*(3*A + 2*A_kv)"
-        result[ATTENTION_SCORES] = "4*L_f*B*S**2*A*d_k"  # eager attention: the full S×S, the causal mask applied after
+        # eager attention: the full S×S, the causal mask applied after
+        result[ATTENTION_SCORES] = llama.scores(c, "L_f") or "4*L_f*B*S**2*A*d_k"
     if c["L_l"]:
         result[LINEAR_ATTENTION] = (f"2*L_l*B*(S*H*(2*G_k*d_gk + 3*G_v*d_gv + 2*G_v) "
                                     f"+ (max(S, K_c) + K_c - 1)*K_c*{CHANNELS})")
@@ -266,7 +268,8 @@ def kv_cache(c: ModelConfig) -> str:
 
     No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
-    return "2*L_f*A_kv*d_k*S*B" if c["L_f"] else "0"
+    two, pair = llama.key_value(c)
+    return f"{two}L_f*{pair}*S*B" if c["L_f"] else "0"
 
 
 def state(c: ModelConfig) -> tuple[StateTerm, ...]:

@@ -51,7 +51,8 @@ def _types(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int | None)
     return [SLIDING if windowed and not r else FULL for r in rope]
 
 
-_read_cache, _runs = llama.hooks(types=_types, stored_head=False, masks=True)  # a mask per layer type
+# a mask per layer type; the NoPE layers turn nothing (their queries and keys stay d_k wide)
+_read_cache, _runs = llama.hooks(types=_types, stored_head=False, masks=True, rope=rope_layers)
 
 
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
@@ -91,7 +92,7 @@ SMOLLM3 = Family(
     pad_token_id=128004,
     layout=llama.LLAMA.layout,  # LLaMA's tensors, formulas and FLOPs: NoPE changes no tensor and no matmul
     formulas=llama.LLAMA.formulas,
-    flops=lambda c: dict(llama.FLOPS),
+    flops=llama.flops,
     kv_cache=llama.kv_cache,
     positions=lambda c: None,  # rotary (and NoPE): no position table
     torch_ref="SmolLM3ForCausalLM",
