@@ -82,6 +82,24 @@ def test_one_name_per_idea(zh_path):
     assert used == []
 
 
+MAX_COLONS = 15  # full-width colons per 1,000 Chinese characters of prose (the reviewed edition had about 25)
+
+
+@pytest.mark.parametrize("zh_path", ZH, ids=lambda p: p.stem)
+def test_house_style(zh_path):
+    """Speaker notes labelled 演讲者备注 and folded; the write-ups are 博文 (原文 reads as the English original);
+    笔记本, not "notebook", in the prose; few colons (，因为，即，—— instead)."""
+    cells = zh.markdown_cells(zh.load(zh_path))
+    notes = [c for c in cells if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
+    assert notes and [c["id"] for c in notes if not zh.source(c).startswith("**演讲者备注。** ")
+                      or not c["metadata"].get("jupyter", {}).get("source_hidden")] == []
+    prose = "\n".join(zh.strip_markup(zh.source(c)) for c in cells)
+    assert [w for w in ("原文", "讲者备注") if w in prose.replace("演讲者备注", "")] == []
+    assert "notebook" not in prose.lower().replace("jupyter notebook", "")
+    colons = 1000 * prose.count("：") / len(zh.CJK.findall(prose))
+    assert colons <= MAX_COLONS, f"{colons:.1f} colons per 1,000 characters"
+
+
 def test_glossary_is_well_formed_and_used():
     terms = GLOSSARY["terms"]
     assert len(terms) >= 80 and all({"en", "zh", "symbol", "code", "avoid"} <= set(t) for t in terms)
