@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
 from ..params import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
-from .base import Family, layer_runs, mixed_stack, too_many_experts
+from .base import Family, experts_key, layer_runs, mixed_stack, too_many_experts
 from .heads import decoder_classes, expand_experts
 
 
@@ -115,7 +115,7 @@ _read_cache, _window_runs = llama.hooks(default=4096, switch="use_sliding_window
 def _cannot_run(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """LLaMA's (key/value heads, the cache), and k ≤ E where a layer is sparse (``torch.topk`` refuses more)."""
     problems = _window_runs(raw, sizes, flags)
-    if sizes["L_e"] and (found := too_many_experts(sizes, "num_experts")):
+    if sizes["L_e"] and (found := too_many_experts(sizes, experts_key(raw, ("num_experts", "num_local_experts")))):
         problems.setdefault("forward", found)
     return problems
 
