@@ -271,3 +271,30 @@ def test_null_window_runs_where_transformers_runs(change, forward, write_config)
     else:
         assert isinstance(ran, Exception) and c.cannot_run["forward"][0] == forward
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
+
+
+HUNTED = [  # found by FUZZ_EXAMPLES=150 (4,800 configs transformers builds), each with its smallest example
+    # DeepSeek-V2 with no rotary dimension: the angles fall back to H // A dimensions; one angle (H // A ≤ 2) broadcasts
+    # against the 0-wide rotary part and runs (refused before), two or more fail (refused)
+    ({"model_type": "deepseek_v2", "vocab_size": 1, "hidden_size": 1, "num_attention_heads": 1, "num_hidden_layers": 1,
+      "kv_lora_rank": 0, "qk_nope_head_dim": 2, "qk_rope_head_dim": 0, "v_head_dim": 0, "intermediate_size": 1,
+      "moe_intermediate_size": 1, "first_k_dense_replace": 1, "n_group": 1, "n_shared_experts": 0,
+      "n_routed_experts": 1}, None),
+    ({**TINY["deepseek_v2"], "qk_rope_head_dim": 0, "hidden_size": 8}, None),  # H // A = 2
+    ({**TINY["deepseek_v2"], "qk_rope_head_dim": 0}, "qk_rope_head_dim"),  # H // A = 4: two angles
+    # GPT-OSS with 0 experts: its experts one-hot encode the picks over 0 classes (answered before)
+    ({"model_type": "gpt_oss", "vocab_size": 1, "hidden_size": 1, "num_attention_heads": 1, "num_hidden_layers": 1,
+      "intermediate_size": 1, "num_key_value_heads": 1, "num_local_experts": 0, "num_experts_per_tok": 0},
+     "num_local_experts"),
+]
+
+
+@pytest.mark.parametrize(("raw", "forward"), HUNTED, ids=lambda r: json.dumps(r))
+def test_hunted_classes(raw, forward, write_config):
+    c = parse_config(raw)
+    ran = forward_error(raw, "cpu")
+    if forward is None:
+        assert ran == forward_flops(c, 1, 3).forward and not c.cannot_run
+    else:
+        assert isinstance(ran, Exception) and c.cannot_run["forward"][0] == forward
+    assert_runs_where_transformers_runs(write_config(raw), forward, None)

@@ -85,11 +85,28 @@ def router_problem(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> tuple[st
     return deepseek_v3.router_problem(sizes, best=1)  # a group scored by its best expert
 
 
+def rotary_problem(sizes: Mapping[str, int]) -> str | None:
+    """Why DeepSeek-V2's rotary step cannot turn d_rope dimensions, None where it can: an odd d_rope fails its complex
+    view; d_rope = 0 leaves ``head_dim`` 0, so the angles are built for H // A dimensions instead, ⌈(H // A)/2⌉ of
+    them, and the 0-wide rotary part broadcasts against one at most (H // A ≤ 2 runs).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    d_rope, fallback = sizes["d_rope"], sizes["H"] // sizes["A"]
+    if d_rope % 2:
+        return f"{d_rope} is odd: rotary embeddings turn pairs of dimensions (its complex view fails)"
+    if d_rope == 0 and -(-fallback // 2) > 1:
+        return (f"0: transformers then builds the rotary angles for hidden_size // num_attention_heads = {fallback} "
+                f"dimensions, {-(-fallback // 2)} of them, which the 0-wide rotary part cannot broadcast against (its "
+                "forward pass fails)")
+    return None
+
+
 def _runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """DeepSeek-V3's (key/value heads, d_rope), with DeepSeek-V2's router (:func:`router_problem`), and the rotary
     step's complex view: the rotary part of a query (after d_nope values) or of the latent's output (after r_kv) must
     start on an even offset, or ``torch.view_as_complex`` fails (in fp32; bf16 copies it to fp32 first and runs)."""
-    problems = deepseek_v3.runs(raw, sizes, flags, router=router_problem)
+    problems = deepseek_v3.runs(raw, sizes, flags, router=router_problem, rotary=rotary_problem)
     if sizes["L"] and "forward" not in problems:
         for key, symbol in (("qk_nope_head_dim", "d_nope"), ("kv_lora_rank", "r_kv")):
             if sizes[symbol] % 2:

@@ -220,11 +220,22 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
 _read, _window_runs = llama.hooks(stored_head=None, rotary=None)  # DeepseekV3Config has no window keys; as written, the cache follows them
 
 
+def rotary_problem(sizes: Mapping[str, int]) -> str | None:
+    """Why the rotary step cannot turn d_rope dimensions (odd, or 0), None where it can.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    if sizes["d_rope"] % 2 or not sizes["d_rope"]:
+        return f"must be even and positive (rotary embeddings turn pairs of dimensions), got {sizes['d_rope']}"
+    return None
+
+
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
          router: Callable[[Mapping[str, Any], Mapping[str, int]], tuple[str, str] | None] | None = None,
-         ) -> dict[str, tuple[str, str]]:
+         rotary: Callable[[Mapping[str, int]], str | None] = rotary_problem) -> dict[str, tuple[str, str]]:
     """What transformers builds but cannot run: key/value heads with ``A // A_kv ≠ 1`` (its ``repeat_kv`` repeats the
-    A re-projected heads A // A_kv times), an odd (or, DeepSeek-V2, 0-wide) d_rope, keys and values re-projected
+    A re-projected heads A // A_kv times), a d_rope the rotary step cannot turn (``rotary``: odd or 0, or DeepSeek-V2's
+    :func:`~helpers.families.deepseek_v2.rotary_problem`), keys and values re-projected
     0 wide (DeepSeek-V2: d_nope = d_v = 0), and a router that cannot route
     where a layer is sparse: ``router(raw, sizes)`` (DeepSeek-V2's), by default :func:`router_problem` (k > E,
     k_g > g, g not dividing E, groups of fewer than 2 experts). More experts per token than the kept groups hold
@@ -240,9 +251,8 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
         found = ("num_key_value_heads", f"{A_kv} against num_attention_heads = {A}: transformers repeats each of the "
                                         f"{A} heads' keys num_attention_heads // num_key_value_heads = {A // A_kv} times "
                                         "and its forward pass fails unless that is 1")
-    elif (sizes["d_rope"] % 2 or not sizes["d_rope"]) and sizes["L"]:
-        found = ("qk_rope_head_dim", f"must be even and positive (rotary embeddings turn pairs of dimensions), got "
-                                     f"{sizes['d_rope']}")
+    elif sizes["L"] and (why := rotary(sizes)) is not None:  # DeepSeek-V2's: :func:`~.deepseek_v2.rotary_problem`
+        found = ("qk_rope_head_dim", why)
     elif sizes["d_nope"] + sizes["d_v"] == 0 and sizes["L"]:  # DeepSeek-V2 accepts a d_v of 0
         found = ("v_head_dim", "0, with qk_nope_head_dim = 0: kv_b_proj re-projects the latent into heads 0 wide, "
                                "which transformers' forward pass cannot split")

@@ -50,13 +50,18 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
 
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """LLaMA's (key/value heads, the cache, the masks); ``sliding_window: null`` (the model builds its sliding-window
-    mask for every input, whatever the layers are, and that fails without a window); and k ≤ E: ``torch.topk``
-    refuses more experts per token than experts (the model builds; its forward pass fails).
+    mask for every input, whatever the layers are, and that fails without a window); E = 0 (its experts one-hot
+    encode the router's picks over E classes, and none fails); and k ≤ E: ``torch.topk`` refuses more experts per
+    token than experts (the model builds; its forward pass fails).
 
     No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     problems = dict(_window_runs(raw, sizes, flags))
-    if sizes["L"] and (found := too_many_experts(sizes, experts_key(raw))):
+    key = experts_key(raw)
+    if sizes["L"] and sizes["E"] == 0:
+        problems.setdefault("forward", (key, "0 experts: GptOssExperts one-hot encodes the router's picks over 0 "
+                                             "classes, and transformers' forward pass fails"))
+    elif sizes["L"] and (found := too_many_experts(sizes, key)):
         problems.setdefault("forward", found)
     return problems
 
