@@ -21,7 +21,7 @@ help:
 	@echo "make test       prepare .venv if needed, then run every test, notebooks included"
 	@echo "make lint       ruff over helpers/, tests/, .ci/ and the notebooks (part of make test)"
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
-	@echo "make explorer   the explorer (helpers.explore) as a web page with Voila, offline: http://127.0.0.1:8866/"
+	@echo "make explorer   the explorer (helpers.explore(), helpers/explorer.py) as a web page with Voila, offline: http://127.0.0.1:8866/"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta, the peak's closed form and simulator"
 	@echo "make check-peaks  every measured GPU step (data/gpu_memory.json, data/gpu_memory_heldout.json) against the closed form and the simulator"
 	@echo "make gpu-check  on a machine with a CUDA GPU: run the measured steps there, beside the engine (never in CI)"
