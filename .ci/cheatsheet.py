@@ -16,7 +16,8 @@ from helpers import (
     ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, POOLER, ModelConfig, classification_head, component_counts, component_formulas,
     count_model, evaluate, fmt_int, load_config, param_table, pretraining_heads, render, total,
 )
-from helpers import budget, estimates, flops, memory, parse_config, peak
+from helpers import budget, flops, memory, parse_config, peak
+from helpers.lessons import estimates
 from helpers.finetune import lora_parameters
 from helpers.quantized import nf4_bytes, stored_weights
 from helpers.serve import serve

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from helpers.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
+from helpers.lessons.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent

@@ -41,9 +41,6 @@ RANKS = {
     "helpers.flops": 3, "helpers.memory": 3, "helpers.quantized": 3, "helpers.budget": 3, "helpers.serve": 3,
     "helpers.finetune": 3, "helpers.peak": 3, "helpers.simulate": 3, "helpers.lora": 3, "helpers.fallback": 3,
     "helpers.cli": 4, "helpers.__main__": 4, "helpers.explorer": 4,
-    "helpers.attention": 4, "helpers.embeddings": 4, "helpers.scaling": 4, "helpers.estimates": 4, "helpers.vaswani": 4,
-    "helpers.design": 4, "helpers.conventions": 4, "helpers.moe": 4, "helpers.errata": 4, "helpers.checkpoint": 4,
-    "helpers.checkpoint_files": 4, "helpers.fsdp_check": 4,  # the notebook-only modules (to go to helpers/lessons/)
     "helpers.lessons": 4, "helpers.plots": 4, "helpers.exercises": 4, "helpers.torch_ref": 4,
     # the package itself: the public names of the engine (eagerly) and the explorer (lazily); what it loads eagerly
     # is checked by test_importing_the_engine_loads_no_app

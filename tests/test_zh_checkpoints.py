@@ -1,5 +1,5 @@
 """The two notebooks written in Chinese only: the 勘误表 (notebooks/zh/errata.ipynb) and the Chinese checkpoints
-(notebooks/zh/chinese_checkpoints.ipynb), and the helpers behind them (helpers/errata.py, helpers/checkpoint_files.py).
+(notebooks/zh/chinese_checkpoints.ipynb), and the helpers behind them (helpers/lessons/errata.py, helpers/lessons/checkpoint_files.py).
 
 - counts: bert-base-chinese and chinese-roberta-wwm-ext as transformers builds them on the meta device (``BertModel``
   and ``BertForPreTraining``: names, shapes, totals) equal the engine's, and the tensors the files are read to hold;
@@ -26,11 +26,11 @@ import sys
 import pytest
 
 from helpers import count_model, load_config, param_table, parse_config
-from helpers.checkpoint import StoredTensor
-from helpers.checkpoint_files import (ALIGNMENT, MLM, NSP, pretraining_file_tensors, safetensors_file_bytes,
+from helpers.lessons.checkpoint import StoredTensor
+from helpers.lessons.checkpoint_files import (ALIGNMENT, MLM, NSP, pretraining_file_tensors, safetensors_file_bytes,
                                       safetensors_header, tensor_bytes)
 from helpers.config import MODELS_DIR, published, raw_config
-from helpers.errata import UNITS, errata, errata_table, tensor_sum, zh_count
+from helpers.lessons.errata import UNITS, errata, errata_table, tensor_sum, zh_count
 
 from .conftest import ROOT
 
