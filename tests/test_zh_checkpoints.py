@@ -10,7 +10,7 @@
   reproduces hfl/chinese-roberta-wwm-ext's pytorch_model.bin to the byte (NSP head included); each rounded size
   matches at its own rounding; the shipped config is the Hub's 689-byte config.json;
 - the errata rows: each exact figure equals the engine's tensor table and transformers' class, each quote is one the
-  data holds, each cited cell exists; :func:`zh_count` agrees with .ci/zh.py's check of the short forms;
+  data holds, each cited cell exists; :func:`zh_count` agrees with tools/zh.py's check of the short forms;
 - the two notebooks: Chinese prose with correct short forms, no English sentences, decks without asserts.
 """
 
@@ -21,7 +21,6 @@ import itertools
 import json
 import re
 import struct
-import sys
 
 import pytest
 
@@ -34,8 +33,7 @@ from helpers.lessons.errata import UNITS, errata, errata_table, tensor_sum, zh_c
 
 from .conftest import ROOT
 
-sys.path.insert(0, str(ROOT / ".ci"))  # the zh edition's checker is site tooling, not part of helpers
-import zh  # noqa: E402
+from tools import zh  # noqa: E402  the zh edition's checker is a tool, not part of helpers
 
 torch = pytest.importorskip("torch")
 

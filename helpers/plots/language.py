@@ -145,7 +145,7 @@ def english_words(text: str) -> list[str]:
 
 def untranslated(reset: bool = False) -> list[str]:
     """The texts drawn in Chinese so far with English words that no entry of the dictionary covers (sorted); ``reset``
-    empties the list. ``.ci/zh_plot_texts.py`` runs the notebooks and prints it: the dictionary is complete when it
+    empties the list. ``tools/zh_plot_texts.py`` runs the notebooks and prints it: the dictionary is complete when it
     is empty.
 
     No notebook calls it; it works behind the helpers of ``zh/00_overview``.
