@@ -19,9 +19,9 @@ export TRANSFORMERS_OFFLINE := 1
 help:
 	@echo "make lab        prepare .venv if needed, then open JupyterLab on notebooks/"
 	@echo "make test       prepare .venv if needed, then run every test, notebooks included"
-	@echo "make lint       ruff over helpers/, tests/, .ci/ and the notebooks (part of make test)"
+	@echo "make lint       ruff over helpers/, tests/, tools/ and the notebooks (part of make test)"
 	@echo "make execute    re-execute notebooks in place (NB=notebooks/01_embeddings.ipynb for one)"
-	@echo "make explorer   the explorer (helpers.explore) as a web page with Voila, offline: http://127.0.0.1:8866/"
+	@echo "make explorer   the explorer (helpers.explore(), helpers/explorer.py) as a web page with Voila, offline: http://127.0.0.1:8866/"
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta, the peak's closed form and simulator"
 	@echo "make check-peaks  every measured GPU step (data/gpu_memory.json, data/gpu_memory_heldout.json) against the closed form and the simulator"
 	@echo "make gpu-check  on a machine with a CUDA GPU: run the measured steps there, beside the engine (never in CI)"
@@ -47,9 +47,9 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: env $(LAB_SETTINGS)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_FLAGS) notebooks/
 
-$(LAB_SETTINGS): .ci/lab_overrides.json $(STAMP)
+$(LAB_SETTINGS): tools/lab_overrides.json $(STAMP)
 	@mkdir -p $(dir $@)
-	cp .ci/lab_overrides.json $@
+	cp tools/lab_overrides.json $@
 
 lint: env
 	$(BIN)/ruff check --quiet helpers tests tools .ci notebooks
@@ -117,7 +117,7 @@ export CHROMIUM ?= /usr/bin/chromium
 # decks and pages sit one folder below build/, next to build/vendor
 LIB          := ../vendor/node_modules
 MATHJAX_URL  := $(LIB)/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe
-SLIDES_FLAGS := --template-file .ci/slides_offline.html.j2 \
+SLIDES_FLAGS := --template-file tools/slides_offline.html.j2 \
 	--SlidesExporter.reveal_url_prefix=$(LIB)/reveal.js \
 	--SlidesExporter.reveal_theme=white --SlidesExporter.reveal_number=c/t \
 	--SlidesExporter.reveal_width=1280 --SlidesExporter.reveal_height=800 \
@@ -127,7 +127,7 @@ SLIDES_FLAGS := --template-file .ci/slides_offline.html.j2 \
 	--TagRemovePreprocessor.enabled=True --TagRemovePreprocessor.remove_input_tags=remove-input
 # the flags a deck was built with: when they change (above), every deck is rebuilt
 SLIDES_STAMP := build/slides/.flags
-HTML_FLAGS   := --template-file .ci/html_offline.html.j2 --HTMLExporter.require_js_url=$(LIB)/requirejs/require.js \
+HTML_FLAGS   := --template-file tools/html_offline.html.j2 --HTMLExporter.require_js_url=$(LIB)/requirejs/require.js \
 	--HTMLExporter.mathjax_url='$(MATHJAX_URL)'
 README_IMAGE   := data/img/overview_slide.png
 README_NB      ?= notebooks/00_overview.ipynb
@@ -137,7 +137,7 @@ vendor: $(VENDOR_STAMP)
 
 # The CJK font of the decks and pages (the write-ups' Chinese quotes): Noto Sans CJK SC (SIL OFL 1.1) cut down to
 # the characters the series uses, committed in data/fonts with its licence, copied next to build/vendor. The
-# decks and pages load it by a relative URL (../fonts/...), declared in .ci/*_offline.html.j2.
+# decks and pages load it by a relative URL (../fonts/...), declared in tools/*_offline.html.j2.
 # the decks and pages need the woff2 faces (the .otf ones are matplotlib's, for the Chinese figures)
 FONTS       := $(wildcard data/fonts/*.woff2) data/fonts/OFL.txt
 BUILD_FONTS := $(FONTS:data/fonts/%=build/fonts/%)
@@ -152,7 +152,7 @@ NOTO    := $(CJK_SRC)/usr/share/fonts/opentype/noto
 cjk-font: env
 	rm -rf $(CJK_SRC) && mkdir -p $(CJK_SRC)
 	cd $(CJK_SRC) && apt-get download fonts-noto-cjk && dpkg-deb -x fonts-noto-cjk_*.deb .
-	$(BIN)/python .ci/build_site.py cjk-font --copyright $(CJK_SRC)/usr/share/doc/fonts-noto-cjk/copyright \
+	$(BIN)/python tools/build_site.py cjk-font --copyright $(CJK_SRC)/usr/share/doc/fonts-noto-cjk/copyright \
 		$(NOTO)/NotoSansCJK-Regular.ttc $(NOTO)/NotoSansCJK-Bold.ttc
 	rm -rf $(CJK_SRC)
 
@@ -185,7 +185,7 @@ $(SLIDES_STAMP):
 define convert_stale
 	@nbs=$$(cat $(1)/.stale 2>/dev/null); if [ -n "$$nbs" ]; then set -x; new=$$(mktemp -d $(1)/.new-XXXXXX); \
 		{ $(BIN)/jupyter nbconvert --to $(2) --log-level=ERROR --output-dir $$new $(4) $$nbs && \
-		$(BIN)/python .ci/build_site.py relink --lang $(5) $(6) $$new $(3) $$nbs && mv $$new/*$(3) $(1)/; }; \
+		$(BIN)/python tools/build_site.py relink --lang $(5) $(6) $$new $(3) $$nbs && mv $$new/*$(3) $(1)/; }; \
 		status=$$?; rm -rf $$new; exit $$status; fi
 	@rm -f $(1)/.stale
 endef
@@ -196,10 +196,10 @@ slides: env $(VENDOR_STAMP) $(BUILD_FONTS)
 	$(call convert_stale,build/slides,slides,.slides.html,$(SLIDES_FLAGS),en,)
 	$(call convert_stale,build/slides-zh,slides,.slides.html,$(SLIDES_FLAGS),zh,)
 
-build/slides/%.slides.html: notebooks/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
+build/slides/%.slides.html: notebooks/%.ipynb tools/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
 	@echo $< >> build/slides/.stale
 
-build/slides-zh/%.slides.html: notebooks/zh/%.ipynb .ci/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
+build/slides-zh/%.slides.html: notebooks/zh/%.ipynb tools/slides_offline.html.j2 $(VENDOR_STAMP) $(SLIDES_STAMP)
 	@echo $< >> build/slides-zh/.stale
 
 # the stored (executed) notebooks as HTML pages, the same way, and an index in reading order
@@ -208,17 +208,17 @@ html: env $(VENDOR_STAMP) $(BUILD_FONTS)
 	$(if $(PAGES)$(ZH_PAGES),@$(MAKE) -s --no-print-directory $(PAGES) $(ZH_PAGES))
 	$(call convert_stale,build/html,html,.html,$(HTML_FLAGS),en,--switch)
 	$(call convert_stale,build/html-zh,html,.html,$(HTML_FLAGS),zh,--switch)
-	@$(BIN)/python .ci/build_site.py index build/html/index.html $(NOTEBOOKS)
-	@$(BIN)/python .ci/build_site.py index --lang zh build/html-zh/index.html $(ZH_NOTEBOOKS)
-	@$(BIN)/python .ci/build_site.py glossary build/html-zh/glossary.html
+	@$(BIN)/python tools/build_site.py index build/html/index.html $(NOTEBOOKS)
+	@$(BIN)/python tools/build_site.py index --lang zh build/html-zh/index.html $(ZH_NOTEBOOKS)
+	@$(BIN)/python tools/build_site.py glossary build/html-zh/glossary.html
 	@# one printable page of every rule, its examples computed by helpers now (a disagreement stops the build)
-	@$(BIN)/python .ci/build_site.py cheatsheet build/html/cheatsheet.html
+	@$(BIN)/python tools/build_site.py cheatsheet build/html/cheatsheet.html
 
 # a page is rebuilt when the site's code changes too (the language switch and the relinking are added there)
-build/html/%.html: notebooks/%.ipynb .ci/html_offline.html.j2 .ci/build_site.py .ci/sitekit.py $(VENDOR_STAMP)
+build/html/%.html: notebooks/%.ipynb tools/html_offline.html.j2 tools/build_site.py tools/sitekit.py $(VENDOR_STAMP)
 	@echo $< >> build/html/.stale
 
-build/html-zh/%.html: notebooks/zh/%.ipynb .ci/html_offline.html.j2 .ci/build_site.py .ci/sitekit.py $(VENDOR_STAMP)
+build/html-zh/%.html: notebooks/zh/%.ipynb tools/html_offline.html.j2 tools/build_site.py tools/sitekit.py $(VENDOR_STAMP)
 	@echo $< >> build/html-zh/.stale
 
 # ---- The Chinese edition (中文版) ----------------------------------------------------------------------------
@@ -230,11 +230,11 @@ build/html-zh/%.html: notebooks/zh/%.ipynb .ci/html_offline.html.j2 .ci/build_si
 ZH_NB ?= $(if $(filter command line,$(origin NB)),$(NB),$(NOTEBOOKS))
 zh: env
 	@mkdir -p $(MPLCONFIGDIR)
-	$(BIN)/python .ci/zh.py build $(ZH_NB)
+	$(BIN)/python tools/zh.py build $(ZH_NB)
 	printf '%s\n' $(ZH_NB:notebooks/%=notebooks/zh/%) | xargs -P 2 -I{} $(EXECUTE) --log-level=ERROR {}
-	$(BIN)/python .ci/zh.py check $(ZH_NB)
+	$(BIN)/python tools/zh.py check $(ZH_NB)
 	@# every text their figures draw is in data/zh/plots.json (exit 1 naming what is left in English)
-	$(BIN)/python .ci/zh_plot_texts.py $(ZH_NB)
+	$(BIN)/python tools/zh_plot_texts.py $(ZH_NB)
 
 # headless Chromium for the browser tests and screenshots (Debian package; needs root); skipped when present
 chromium: $(CHROMIUM)
@@ -244,9 +244,9 @@ $(CHROMIUM):
 
 # a 1280x800 screenshot of every subslide (fragments revealed), and a report of slides that overflow
 slides-screenshots: slides $(CHROMIUM)
-	$(BIN)/python .ci/build_site.py screenshots --out build/screenshots $(NOTEBOOKS)
+	$(BIN)/python tools/build_site.py screenshots --out build/screenshots $(NOTEBOOKS)
 
 # the picture in the README's section for instructors
 readme-image: slides $(CHROMIUM)
 	@mkdir -p $(dir $(README_IMAGE))
-	$(BIN)/python .ci/build_site.py readme-image $(README_NB) '$(README_HEADING)' $(README_IMAGE)
+	$(BIN)/python tools/build_site.py readme-image $(README_NB) '$(README_HEADING)' $(README_IMAGE)

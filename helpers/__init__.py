@@ -1,7 +1,9 @@
 """helpers: the single source of code for the series *How many parameters does a Transformer have?*
 
 Importing ``helpers`` never imports torch (the command line stays fast); the torch reference
-models live in :mod:`helpers.torch_ref`.
+models live in :mod:`helpers.torch_ref`. The modules are layered (README, "The layers"; ``tests/test_layers.py``):
+:mod:`helpers.spec` (the records), :mod:`helpers.families`, the engine (config, params, count, report), the analyses,
+and the apps and lessons on top, imported only when used.
 """
 
 from .config import ConfigError, ModelConfig, load_config, model_names, parse_config
@@ -39,9 +41,16 @@ from .params import (
     under,
 )
 from .report import fmt_int, fmt_share, table
-from .explore import explore
 
-from . import families  # noqa: F401  the families register themselves (helpers.registry): the core imports none
+
+def __getattr__(name: str):
+    """``helpers.explore``, the explorer app (:func:`helpers.explorer.explore`), imported when first asked for: the
+    engine alone stays small (``import helpers.config`` loads no app, ``tests/test_layers.py``)."""
+    if name == "explore":
+        from .explorer import explore
+
+        return explore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ATTENTION", "CLASSIFIER", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "MLM_HEAD", "NSP_HEAD", "POOLER",

@@ -12,138 +12,16 @@ malformed raises :class:`ConfigError`, whose message names the field and what is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
-from . import registry
-
-if TYPE_CHECKING:
-    from .registry import Family
+from .families import FAMILIES, SUPPORTED
+from .spec import ConfigError, Family, Flag, ModelConfig, Size  # noqa: F401  the records live in helpers.spec (layer 0)
+from .spec import read_int as _read_int
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MODELS_DIR = DATA_DIR / "models"
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be counted: ``field`` names the culprit."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field = field
-        self.problem = problem
-
-
-@dataclass(frozen=True)
-class Size:
-    """One size a family reads: its ``config.json`` key, its symbol, transformers' default, its minimum.
-
-    ``aliases`` are other keys transformers accepts for the same size (GPT-2's ``hidden_size`` for
-    ``n_embd``: its ``attribute_map``). A ``default`` of None means the family derives the size when the
-    file leaves it out (GPT-2's ``n_inner``: 4H); ``nullable`` lets a file write ``null`` for a size that has a
-    default, as transformers allows (Mistral's ``sliding_window: null``: no window).
-    """
-
-    key: str
-    symbol: str
-    default: int | None
-    minimum: int = 1
-    aliases: tuple[str, ...] = ()
-    nullable: bool = False
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One boolean switch a family reads (``tie_word_embeddings``, ``attention_bias`` ...).
-
-    ``nullable``: transformers accepts ``null`` for it (a ``bool | None`` field, read as the default); most of its
-    config classes declare ``bool`` and refuse ``null``, so the engine refuses it too.
-    """
-
-    key: str
-    default: bool
-    nullable: bool = False
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """The sizes that decide a model's parameters, keyed by the notebooks' symbols."""
-
-    name: str
-    model_type: str
-    sizes: Mapping[str, int]
-    flags: Mapping[str, bool]
-    pad_token_id: int | None = None
-    # per-layer lists a family reads besides its sizes (Qwen3-MoE's ``mlp_only_layers``), as tuples of ints
-    lists: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    # another transformers class of the family (``--class``: ``BertForMaskedLM``); None: the family's default
-    model_class: str | None = None
-    # what transformers builds but cannot run, as {"forward": (key, why), "cache": (key, why)}: its forward pass fails
-    # (LLaMA's key/value heads not dividing the query heads), or its KV cache does (a sliding_attention layer without a
-    # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`)
-    cannot_run: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    # the file's ``quantization_config`` as given (a pre-quantized checkpoint: FP8, MXFP4, GPTQ ...), None without one;
-    # it changes no parameter count, only the bytes stored (:mod:`helpers.quantized`)
-    quantization: Mapping[str, Any] | None = None
-    # the file's ``torch_dtype`` (or ``dtype``): the dtype of what a quantized checkpoint leaves unquantized
-    torch_dtype: str | None = None
-    # the file's keys as read (after a composite's text config is flattened): what a training step reads beyond the
-    # sizes (dropout probabilities, the activation, use_cache; :mod:`helpers.peak`); never compared
-    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    def check_runs(self, cache: bool = False) -> None:
-        """Raise a :class:`ConfigError` naming the key when transformers cannot run this model (with ``cache``: or
-        cannot keep its KV cache, or the engine does not model that cache). See ``cannot_run``.
-
-        No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
-        """
-        for what in ("forward", "cache") if cache else ("forward",):
-            if what in self.cannot_run:
-                raise ConfigError(*self.cannot_run[what])
-
-    @property
-    def family(self) -> Family:
-        """The family's description in :mod:`helpers.families` (layout, formulas, FLOPs, KV cache), found in
-        :data:`helpers.registry.FAMILIES`."""
-        return registry.FAMILIES[self.model_type]
-
-    @property
-    def architecture(self) -> str:
-        """The transformers class counted: ``model_class``, or the family's default."""
-        return self.model_class or self.family.architecture
-
-    @property
-    def num_labels(self) -> int | None:
-        """C, the labels of the class's label head (``BertForSequenceClassification``); None: no label head."""
-        if self.model_class is None or not self.family.classes[self.model_class].labels:
-            return None
-        return self.sizes["C"]
-
-    def __getitem__(self, symbol: str) -> int:
-        return self.sizes[symbol]
-
-
-def __getattr__(name: str) -> Any:
-    """``FAMILIES`` and ``SUPPORTED`` live in :mod:`helpers.families` (the registry); still importable from here."""
-    if name == "FAMILIES":
-        return registry.FAMILIES
-    if name == "SUPPORTED":
-        return tuple(registry.FAMILIES)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _read_int(key: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ConfigError(key, f"must be an integer count, got the boolean {json.dumps(value)}")
-    if isinstance(value, float) and value.is_integer():
-        raise ConfigError(key, f"must be an integer, got the float {value!r}")
-    if not _is_int(value):
-        raise ConfigError(key, f"must be an integer, got {json.dumps(value)}")
-    return value
 
 
 def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
@@ -297,8 +175,6 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     if not isinstance(raw, dict):
         raise ConfigError("config", f"must be a JSON object, got a JSON {type(raw).__name__}")
     model_type = raw.get("model_type")
-    FAMILIES, SUPPORTED = registry.FAMILIES, tuple(registry.FAMILIES)
-
     if model_type is None:
         raise ConfigError("model_type", f"is missing; supported: {', '.join(SUPPORTED)}")
     if model_type not in FAMILIES:
@@ -335,7 +211,7 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
                   **((family.runs(raw, sizes, flags) if family.runs is not None else None) or {})}
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,
                        model_class=chosen, cannot_run=cannot_run, quantization=raw.get("quantization_config"),
-                       torch_dtype=raw.get("torch_dtype") or raw.get("dtype"), raw=raw)
+                       torch_dtype=raw.get("torch_dtype") or raw.get("dtype"), raw=raw, family=family)
 
 
 def model_names() -> list[str]:

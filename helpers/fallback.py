@@ -56,7 +56,7 @@ from typing import Any, Iterator, Mapping
 
 from .config import MODELS_DIR, ConfigError, ModelConfig, read_json, resolve
 from .families import FAMILIES
-from .memory import DTYPE_BITS, TRAINING_STATE, _bytes, fmt_bytes
+from .memory import DTYPE_BITS, TRAINING_STATE, fmt_bytes, values_bytes
 from .params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, evaluate, render
 from .report import fmt_int, fmt_share, table
 
@@ -217,8 +217,11 @@ def _field_named(message: str, keys: list[str], model_type: str) -> str:
     return min(found)[1] if found else "model_type"
 
 
-def _refusal(error: Exception, raw: Mapping[str, Any], config: Any, model_type: str, what: str) -> ConfigError:
-    """transformers' exception as one line naming the field it names (else model_type)."""
+def refusal(error: Exception, raw: Mapping[str, Any], config: Any, model_type: str, what: str) -> ConfigError:
+    """transformers' exception as one line naming the field it names (else model_type).
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``. :mod:`helpers.simulate` calls it too.
+    """
     message = " ".join(str(error).split()) or error.__class__.__name__
     keys = [k for k in raw if k not in ("model_type", "architectures")]
     extra = [k for k in (config.to_dict() if config is not None else {}) if k not in keys]
@@ -246,10 +249,10 @@ def hf_config(raw: Mapping[str, Any], num_labels: int | None = None) -> Any:
                                         f"{transformers.__version__} does not know it either")
     extra = {} if num_labels is None else {"num_labels": num_labels}
     try:
-        with _quiet():
+        with quiet():
             return CONFIG_MAPPING[model_type].from_dict(dict(raw), **extra)
     except Exception as error:  # noqa: BLE001 - whatever transformers raises is refused in one line
-        raise _refusal(error, raw, None, model_type, "read") from None
+        raise refusal(error, raw, None, model_type, "read") from None
 
 
 def choose_class(config: Any, raw: Mapping[str, Any], model_class: str | None = None) -> tuple[Any, str]:
@@ -299,8 +302,11 @@ def choose_class(config: Any, raw: Mapping[str, Any], model_class: str | None = 
 
 
 @contextmanager
-def _quiet() -> Iterator[None]:
-    """transformers' warnings and log lines silenced (the command's output is its tables and one-line errors)."""
+def quiet() -> Iterator[None]:
+    """transformers' warnings and log lines silenced (the command's output is its tables and one-line errors).
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``. :mod:`helpers.simulate` calls it too.
+    """
     from transformers.utils import logging
 
     level = logging.get_verbosity()
@@ -365,7 +371,7 @@ def build_on_meta(cls: Any, config: Any, raw: Mapping[str, Any], limit_s: float 
 
     model_type = raw["model_type"]
     try:
-        with _quiet(), _time_limit(limit_s), torch.device("meta"):
+        with quiet(), _time_limit(limit_s), torch.device("meta"):
             return cls(config)
     except _TooSlow:
         layers = [(value, key) for key, value in raw.items() if "layer" in key and type(value) is int]
@@ -373,7 +379,7 @@ def build_on_meta(cls: Any, config: Any, raw: Mapping[str, Any], limit_s: float 
         raise ConfigError(field, f"transformers took more than {limit_s:g} s to build {cls.__name__} on the meta "
                                  "device (it builds every layer one by one): given up") from None
     except Exception as error:  # noqa: BLE001 - whatever transformers raises is refused in one line
-        raise _refusal(error, raw, config, model_type, f"build {cls.__name__} for") from None
+        raise refusal(error, raw, config, model_type, f"build {cls.__name__} for") from None
 
 
 def tensor_rows(model: Any) -> tuple[tuple[Tensor, ...], dict[str, str]]:
@@ -488,7 +494,7 @@ def weights_by_dtype(result: Counted) -> dict[str, int]:
 
     No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
-    return {dtype: _bytes(result.total, dtype) for dtype in DTYPE_BITS}
+    return {dtype: values_bytes(result.total, dtype) for dtype in DTYPE_BITS}
 
 
 def training_state_bytes(result: Counted) -> dict[str, dict[str, int]]:

@@ -87,9 +87,12 @@ def _line(text: str, d: _Dictionary) -> tuple[str, bool]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _translation(text: str) -> tuple[str, bool]:
+def translation(text: str) -> tuple[str, bool]:
     """``text`` in Chinese, and whether entries cover all of it: the whole text's exact entry or pattern, else line by
-    line."""
+    line (the figures' checker asks the second).
+
+    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    """
     d = _dictionary()
     if "\n" in text:  # an exact entry or a pattern for the whole text (a box whose lines make one sentence)
         whole = _line(text, d)
@@ -106,7 +109,7 @@ def translate(text: str) -> str:
     Figures in a text are copied, never reformatted.
     No notebook calls it; it works behind the helpers of ``zh/00_overview``.
     """
-    return _translation(text)[0]
+    return translation(text)[0]
 
 
 def english_words(text: str) -> list[str]:

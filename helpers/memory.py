@@ -152,9 +152,12 @@ ATTENTION_CORE: dict[str, str] = {
 }
 
 
-def _bytes(values: int, dtype: str, bits: int | None = None) -> int:
+def values_bytes(values: int, dtype: str, bits: int | None = None) -> int:
     """Whole bytes that hold ``values`` values of ``dtype`` (int4 packs two per byte, rounded up), or of ``bits``
-    each where given (a state kept at a fixed width)."""
+    each where given (a state kept at a fixed width).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    """
     return -(-values * (DTYPE_BITS[dtype] if bits is None else bits) // 8)
 
 
@@ -171,7 +174,7 @@ def weight_bytes(config: ModelConfig, dtype: str) -> int:
 
     Introduced in ``08_flops_and_memory``.
     """
-    return _bytes(param_layout(config).total, dtype)
+    return values_bytes(param_layout(config).total, dtype)
 
 
 @dataclass(frozen=True)
@@ -230,9 +233,9 @@ def cache_parts(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp1
     formula = kv_cache_formula(config)
     if formula is None:
         return None
-    parts = {"keys and values": _bytes(evaluate(formula, config, B=batch, S=seq_len), dtype)}
+    parts = {"keys and values": values_bytes(evaluate(formula, config, B=batch, S=seq_len), dtype)}
     for term in state_terms(config):
-        parts[term.name] = _bytes(evaluate(term.values, config, B=batch, S=seq_len), dtype, term.bits)
+        parts[term.name] = values_bytes(evaluate(term.values, config, B=batch, S=seq_len), dtype, term.bits)
     return parts
 
 
@@ -353,7 +356,7 @@ class Memory:
         full = self.config.family.kv_cache_full
         if full is None:
             return None
-        return _bytes(evaluate(full(self.config), self.config, B=self.batch, S=self.seq_len), self.dtype)
+        return values_bytes(evaluate(full(self.config), self.config, B=self.batch, S=self.seq_len), self.dtype)
 
     def activations(self) -> int:
         """ESTIMATE (Korthikanti et al. 2022)."""

@@ -189,7 +189,7 @@ def block_scales(rows: int, cols: int, block: tuple[int, int] = (128, 128), leas
     ``block`` tile: ⌈rows/b₀⌉·⌈cols/b₁⌉ (at least ``least_rows`` rows of tiles: transformers' fused gate/up experts
     keep 2).
 
-    :func:`helpers.moe.fp8_scales` counts DeepSeek-V3's with it.
+    :func:`helpers.lessons.moe.fp8_scales` counts DeepSeek-V3's with it.
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return max(_cdiv(rows, block[0]), least_rows) * _cdiv(cols, block[1])

@@ -486,11 +486,11 @@ def build_model(raw: Mapping[str, Any], dtype: str, attn: str, model_class: str 
     cls, _ = fallback.choose_class(config, raw, model_class or _taught_class(raw))
     config._attn_implementation = attn
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
-    with fallback._quiet(), torch.device("meta"):
+    with fallback.quiet(), torch.device("meta"):
         try:
             model = cls._from_config(config, dtype=torch_dtype)
         except Exception as error:  # noqa: BLE001 - whatever transformers raises is refused in one line
-            raise fallback._refusal(error, raw, config, raw["model_type"], f"build {cls.__name__} for") from None
+            raise fallback.refusal(error, raw, config, raw["model_type"], f"build {cls.__name__} for") from None
     return model
 
 
@@ -556,7 +556,7 @@ def _session() -> Iterator[Any]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from . import fallback
 
-    with fallback._quiet(), _real_masks():
+    with fallback.quiet(), _real_masks():
         yield FakeTensorMode(allow_non_fake_inputs=True)
 
 

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers import ATTENTION, load_config, param_table, select, total  # noqa: E402
-from helpers.attention import head_slices, with_heads  # noqa: E402
+from helpers.lessons.attention import head_slices, with_heads  # noqa: E402
 from helpers.plots import attention_flow, head_split_bars, qkv_heatmaps  # noqa: E402
 from helpers.plots.diagrams import modules  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""helpers.checkpoint: the safetensors header reader, on files written here byte by byte and on a real checkpoint."""
+"""helpers.lessons.checkpoint: the safetensors header reader, on files written here byte by byte and on a real checkpoint."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from helpers import count_model, load_config, param_table
-from helpers.checkpoint import (
+from helpers.lessons.checkpoint import (
     CheckpointError,
     StoredTensor,
     checkpoint_table,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from helpers import ConfigError, count_model, load_config, param_table, select, total
-from helpers.attention import head_slices, with_heads
+from helpers.lessons.attention import head_slices, with_heads
 from helpers import compact_table, under
-from helpers.embeddings import embedding_share
+from helpers.lessons.embeddings import embedding_share
 from helpers.torch_ref import BertEmbeddings, BertLayer, build_component, matches
 
 

@@ -7,7 +7,7 @@ from functools import reduce
 import pytest
 
 from helpers import ConfigError, count_model, load_config, model_names, param_table, parse_config
-from helpers.config import FAMILIES
+from helpers.families import FAMILIES
 
 
 def test_shipped_models_are_all_readable():

@@ -4,7 +4,7 @@ Every public function of a ``helpers`` module names the notebook that introduces
 ("Introduced in ``NN_name``."), and that notebook exists and calls it by name (an import or a call in a code
 cell); a function no notebook calls says so instead ("No notebook calls it; it works behind the helpers of
 ``NN_name``."), and then no notebook may call it. Every public class has a docstring.
-``helpers.cli.main`` (the command line) is exempt; the slide/HTML tooling lives outside the package, in ``.ci/sitekit.py``.
+``helpers.cli.main`` (the command line) is exempt; the slide/HTML tooling lives outside the package, in ``tools/sitekit.py``.
 transformers is test-only: importing every helpers module must not import it, and no notebook may; the one module
 that imports it, lazily and only when called, is ``helpers/fallback.py`` (a model type no family teaches, counted by
 transformers' own class: the optional extra ``[hf]``).
@@ -66,8 +66,8 @@ def _class_docstrings(module: ModuleType) -> dict[str, str | None]:
 
 def test_every_module_is_checked():
     assert {"count", "params", "plots", "plots.charts", "plots.diagrams", "exercises", "torch_ref", "cli", "flops",
-            "memory", "checkpoint"} <= set(DOCUMENTED)
-    assert "site" not in MODULES  # the slide/HTML tooling is .ci/sitekit.py, not for learners
+            "memory", "lessons", "lessons.checkpoint", "spec"} <= set(DOCUMENTED)
+    assert "site" not in MODULES  # the slide/HTML tooling is tools/sitekit.py, not for learners
 
 
 @pytest.mark.parametrize("name", DOCUMENTED)

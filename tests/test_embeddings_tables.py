@@ -1,11 +1,11 @@
-"""helpers.embeddings: which tables a model's embedding layer holds, and token ids from the WordPiece file."""
+"""helpers.lessons.embeddings: which tables a model's embedding layer holds, and token ids from the WordPiece file."""
 
 from __future__ import annotations
 
 import pytest
 
 from helpers import EMBEDDINGS, load_config, model_names, param_table, select, total, under
-from helpers.embeddings import TABLE_KINDS, embedding_tables, token_ids, wordpiece_vocab
+from helpers.lessons.embeddings import TABLE_KINDS, embedding_tables, token_ids, wordpiece_vocab
 from helpers.params import TABLE
 
 

@@ -1,4 +1,4 @@
-"""helpers.estimates (notebook 07): write-up 004's estimate, the generic decoder formula, the SwiGLU width rule,
+"""helpers.lessons.estimates (notebook 07): write-up 004's estimate, the generic decoder formula, the SwiGLU width rule,
 and the parts of ``exact - 12·L·H²``, checked against the engine's tensor tables."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from helpers import ATTENTION, FEED_FORWARD, count_model, load_config, model_names, param_table, parse_config, total
 from helpers.config import DATA_DIR, published, read_json
-from helpers.estimates import (ERROR_PARTS, error_formulas, error_parts, estimate_12lh2, generic_decoder,
+from helpers.lessons.estimates import (ERROR_PARTS, error_formulas, error_parts, estimate_12lh2, generic_decoder,
                              swiglu_intermediate)
 
 from .strategies import gpt2_configs, llama_configs

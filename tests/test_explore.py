@@ -1,4 +1,4 @@
-"""The explorer's pure functions (helpers/explore.py), without a browser: every figure is the engine's."""
+"""The explorer's pure functions (helpers/explorer.py), without a browser: every figure is the engine's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from helpers import ConfigError, count_model, load_config, parse_config
 from helpers.config import raw_config
-from helpers.explore import (UPLOADED, compare_rows, compute, edited, explore, knobs, outcome, picture_png,
+from helpers.explorer import (UPLOADED, compare_rows, compute, edited, explore, knobs, outcome, picture_png,
                              summary_html, sweep, sweep_png, sweep_values, uploaded)
 from helpers.flops import forward_flops
 from helpers.budget import chinchilla_tokens, training_flops_per_token
@@ -245,7 +245,7 @@ def test_every_notebook_from_01_invites_to_the_explorer_on_its_model():
 
 def test_will_it_fit_gives_the_engines_peak_and_verdict():
     """The fourth tab: the closed form's peak of a step of the explore tab's model, by phase, and the verdict."""
-    from helpers.explore import fit, fit_html
+    from helpers.explorer import fit, fit_html
     from helpers.peak import Step, fits, training_peak
 
     result, verdict = fit(raw_config("llama-7b"), {}, 1, 2048, "lora", "full", rank=16, gpu="RTX-4090")

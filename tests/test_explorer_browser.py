@@ -22,7 +22,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from helpers import ConfigError, count_model, load_config, parse_config
 from helpers.config import raw_config
-from helpers.explore import edited, uploaded
+from helpers.explorer import edited, uploaded
 
 from .conftest import ROOT
 

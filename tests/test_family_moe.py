@@ -206,10 +206,10 @@ def test_qwen3_moe_bad_configs_are_refused_in_one_line(write_config, change, fie
 @pytest.mark.parametrize("name", ["mixtral-8x7b-v0.1", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b",
                                   "llama-4-maverick-17b-128e-text", "llama-4-scout-17b-16e-text"])
 def test_moe_layer_sorts_every_sparse_layer_as_the_active_count_does(name):
-    """``helpers.moe.moe_layer`` (notebook 09) sorts each sparse layer's rows into router, routed and shared experts:
+    """``helpers.lessons.moe.moe_layer`` (notebook 09) sorts each sparse layer's rows into router, routed and shared experts:
     the mixtures hold every feed-forward row, and what a token skips, layer by layer, is the total less ``active``
     (GPT-OSS's expert biases are routed rows: a token reads k of their E rows)."""
-    from helpers.moe import moe_layer
+    from helpers.lessons.moe import moe_layer
     from helpers.params import FEED_FORWARD, select
     c = load_config(name)
     table, result = param_table(c), count_model(c)

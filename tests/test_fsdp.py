@@ -13,7 +13,7 @@ import pytest
 import torch.distributed as dist
 
 from helpers.budget import padded_rows, shard_rows, sharded_state
-from helpers.fsdp_check import TINY, fsdp_run
+from helpers.lessons.fsdp_check import TINY, fsdp_run
 from helpers.memory import ADAMW_FP32
 from helpers.params import param_table
 

@@ -16,7 +16,7 @@ from tests.test_slides import (  # one build lock, one browser runner
     open_pages, page_key,
 )
 
-from sitekit import font_face_urls, normalize_text, notebook_title, page_display_math  # noqa: E402  (.ci/, via test_slides)
+from tools.sitekit import font_face_urls, normalize_text, notebook_title, page_display_math  # noqa: E402
 
 HTML = ROOT / "build" / "html"
 HTML_ZH = ROOT / "build" / "html-zh"
@@ -162,7 +162,7 @@ def test_solutions_are_folded(notebook, opened):
 
 def test_cheatsheet_shows_every_rule_as_computed(opened):
     """The page holds each rule's formula and the value helpers give now; it loads nothing from the network."""
-    import cheatsheet  # .ci/, on sys.path through test_slides
+    from tools import cheatsheet
 
     dom, requests = opened[page_key(HTML / "cheatsheet.html")]
     assert requests == [] and dom.probe["errors"] == []
@@ -182,7 +182,7 @@ def test_cheatsheet_shows_every_rule_as_computed(opened):
 
 
 def test_cheatsheet_stops_on_a_disagreement():
-    import cheatsheet
+    from tools import cheatsheet
 
     assert cheatsheet._same(7, 7, "x") == 7
     with pytest.raises(AssertionError, match="cheatsheet: x"):

@@ -13,13 +13,11 @@ Read from the .ipynb files alone (no build, no browser):
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))  # the site tooling is no part of helpers
-from sitekit import cell_positions, is_solution, on_slides, slide_layout, slide_type, source  # noqa: E402
+from tools.sitekit import cell_positions, is_solution, on_slides, slide_layout, slide_type, source  # noqa: E402
 
 from tests.test_slides import NOTEBOOKS, load  # noqa: E402
 

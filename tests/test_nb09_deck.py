@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 import pytest
 
 from .conftest import ROOT
 
-sys.path.insert(0, str(ROOT / ".ci"))  # the site tooling is no part of helpers
-from sitekit import cell_positions, slide_layout, slide_type, source  # noqa: E402
+from tools.sitekit import cell_positions, slide_layout, slide_type, source  # noqa: E402
 
 NOTEBOOK = ROOT / "notebooks" / "09_modern_architectures.ipynb"
 DECK = ROOT / "build" / "slides" / "09_modern_architectures.slides.html"

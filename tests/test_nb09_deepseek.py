@@ -16,10 +16,10 @@ import pytest  # noqa: E402
 from helpers import ATTENTION, load_config, param_table, parse_config, select, total  # noqa: E402
 from helpers.budget import kv_values_per_token  # noqa: E402
 from helpers.config import MODELS_DIR, published, raw_config  # noqa: E402
-from helpers.conventions import (ACTIVE, ACTIVE_NO_INPUT, TOTAL, active_conventions,  # noqa: E402
+from helpers.lessons.conventions import (ACTIVE, ACTIVE_NO_INPUT, TOTAL, active_conventions,  # noqa: E402
                                  matching_conventions, round_as)
 from helpers.memory import Memory  # noqa: E402
-from helpers.moe import (checkpoint_parts, fp8_scales, moe_layer, mtp_module, plain_attention,  # noqa: E402
+from helpers.lessons.moe import (checkpoint_parts, fp8_scales, moe_layer, mtp_module, plain_attention,  # noqa: E402
                          plain_cache_per_token)
 from helpers.params import EXPERT, Param  # noqa: E402
 from helpers.plots import cache_per_token_bars, mla_flow  # noqa: E402

@@ -1,4 +1,4 @@
-"""The design choices of notebook 09 (``helpers.design``): which family makes which choice, read from its table;
+"""The design choices of notebook 09 (``helpers.lessons.design``): which family makes which choice, read from its table;
 each choice's exact effect on a 7B-class model by one config key (or the rows); the walks adding up."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from helpers import count_model, evaluate, load_config, param_table, parse_config
 from helpers.config import raw_config
-from helpers.design import (CHANGES, EXPERTS, FEATURES, FFN_BIASES, GATED, GQA, LAYER_NORM_BETA, O_BIAS, QKV_BIASES,
+from helpers.lessons.design import (CHANGES, EXPERTS, FEATURES, FFN_BIASES, GATED, GQA, LAYER_NORM_BETA, O_BIAS, QKV_BIASES,
                             ROW_CHANGES, TIED, WINDOW, design_effects, design_features, walk)
 from helpers.params import BIAS
 

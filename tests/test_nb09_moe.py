@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers import FEED_FORWARD, Param, count_model, load_config, param_table, select, total  # noqa: E402
-from helpers.moe import moe_layer  # noqa: E402
+from helpers.lessons.moe import moe_layer  # noqa: E402
 from helpers.plots import (count_parts_bars, design_choice_chart, encoder_decoder_columns,  # noqa: E402
                            encoder_decoder_diagram, moe_layer_diagram)
-from helpers.vaswani import Assumptions, table_3, transformer_2017  # noqa: E402
+from helpers.lessons.vaswani import Assumptions, table_3, transformer_2017  # noqa: E402
 
 H, E, I = 64, 16, 32
 DEEPSEEK_LIKE = [  # a layer as DeepSeek-V3 names one: router, routed experts fused, one shared expert (dense)
@@ -58,7 +58,7 @@ def test_a_dense_layer_is_refused():
 def test_grouped_mm_hides_the_experts_from_flop_counter():
     torch = pytest.importorskip("torch")
     from helpers.flops import matmul_tokens
-    from helpers.moe import counted_flops, grouped_experts_forward, tiny_moe_block, tiny_tokens
+    from helpers.lessons.moe import counted_flops, grouped_experts_forward, tiny_moe_block, tiny_tokens
     from helpers.params import EXPERT, matmul_count
 
     tiny, block = tiny_moe_block(seed=0)
@@ -90,7 +90,7 @@ def test_encoder_decoder_columns_are_the_table():
 
 
 def test_charts_draw():
-    from helpers.design import design_effects, design_features
+    from helpers.lessons.design import design_effects, design_features
 
     count_parts_bars({"a": {"x": 3, "y": 1}, "b": {"x": 1, "y": 1}}, "parts")
     left, right = design_choice_chart({"LLaMA": design_features(load_config("llama-7b"))}, design_effects())

@@ -7,7 +7,7 @@ import pytest
 
 from helpers import count_model, load_config, parse_config
 from helpers.config import published, published_figure, raw_config
-from helpers.conventions import (ACTIVE, ACTIVE_NO_INPUT, CONVENTIONS, NON_EMBEDDING, TOTAL, active_conventions,
+from helpers.lessons.conventions import (ACTIVE, ACTIVE_NO_INPUT, CONVENTIONS, NON_EMBEDDING, TOTAL, active_conventions,
                                  matching_conventions, round_as)
 from helpers.flops import non_embedding_parameters
 
@@ -85,7 +85,7 @@ def test_a_dense_model_has_one_convention_for_total_and_active():
 def test_flan_t5_built_and_loaded():
     """FLAN-T5 base: tied when built from its config (222,903,552), its own head when loaded (247,577,856); the
     original T5 sizes leave tie_word_embeddings at its default, so built and loaded are the same."""
-    from helpers.checkpoint import loaded_head, loaded_total
+    from helpers.lessons.checkpoint import loaded_head, loaded_total
 
     flan = load_config("flan-t5-base")
     assert raw_config("flan-t5-base")["tie_word_embeddings"] is False
@@ -105,7 +105,7 @@ def test_flan_t5_loaded_matches_from_pretrained(tmp_path, separate):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     safetensors_torch = pytest.importorskip("safetensors.torch")
-    from helpers.checkpoint import loaded_total
+    from helpers.lessons.checkpoint import loaded_total
 
     raw = {**raw_config("flan-t5-base"), "d_model": 16, "d_kv": 4, "d_ff": 32, "num_heads": 4, "num_layers": 1,
            "num_decoder_layers": 1, "vocab_size": 40}

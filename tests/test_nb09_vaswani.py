@@ -1,4 +1,4 @@
-"""The 2017 Transformer of notebook 09 (``helpers.vaswani``): its table, its formulas, torch's nn.Transformer, and
+"""The 2017 Transformer of notebook 09 (``helpers.lessons.vaswani``): its table, its formulas, torch's nn.Transformer, and
 the residual against Vaswani et al. 2017's Table 3 (base 65M, big 213M), which no one vocabulary closes."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from helpers.config import published
 from helpers.params import evaluate
-from helpers.vaswani import (Assumptions, formulas_2017, nn_transformer_assumptions, paper_config, table_3,
+from helpers.lessons.vaswani import (Assumptions, formulas_2017, nn_transformer_assumptions, paper_config, table_3,
                              transformer_2017, vocabulary_range)
 
 SWITCHES = list(itertools.product((False, True), repeat=4))  # attention_bias, ffn_bias, final_norms, output_bias
@@ -70,7 +70,7 @@ def test_an_impossible_figure_gives_an_empty_range():
 def test_nn_transformer_is_the_table_under_its_assumptions():
     torch = pytest.importorskip("torch")  # noqa: F841
     from helpers.torch_ref import matches, torch_count
-    from helpers.vaswani import torch_transformer_2017
+    from helpers.lessons.vaswani import torch_transformer_2017
 
     for row in table_3():
         layout = transformer_2017(row, nn_transformer_assumptions(37000))

@@ -1,13 +1,12 @@
 """The figures in Chinese (issue 22): helpers.plots.use_language("zh") translates what the figures draw from
 data/zh/plots.json, renders CJK with the vendored font (no system font), and "en" gives back English figures byte
-for byte. No notebook runs here (.ci/zh_plot_texts.py does that)."""
+for byte. No notebook runs here (tools/zh_plot_texts.py does that)."""
 
 from __future__ import annotations
 
 import io
 import json
 import re
-import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -231,8 +230,7 @@ def test_untranslated_lists_what_no_entry_covers(zh):
 # --- the coverage tool ------------------------------------------------------------------------------------------
 
 def test_the_coverage_tool_runs_a_notebook_in_chinese(tmp_path, capsys):
-    sys.path.insert(0, str(ROOT / ".ci"))
-    import zh_plot_texts
+    from tools import zh_plot_texts
 
     cells = ["import matplotlib.pyplot as plt",
              "fig, ax = plt.subplots()\nax.set_title('A title no entry covers')\nax.set_xlabel('parameters')\n"

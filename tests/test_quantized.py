@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from helpers import load_config, parse_config
 from helpers.cli import main
 from helpers.config import ConfigError, published, raw_config
-from helpers.moe import fp8_scales
+from helpers.lessons.moe import fp8_scales
 from helpers.quantized import SCALE_DTYPE_KEY, converted_modules, skipped, stored_weights
 
 from .conftest import hf_model

@@ -1,11 +1,11 @@
-"""helpers.scaling: BERT-shaped configs of growing width and the components' shares."""
+"""helpers.lessons.scaling: BERT-shaped configs of growing width and the components' shares."""
 
 from __future__ import annotations
 
 import pytest
 
 from helpers import count_model, load_config
-from helpers.scaling import scaled_bert, shares_by_width
+from helpers.lessons.scaling import scaled_bert, shares_by_width
 
 
 @pytest.mark.parametrize(("H", "L", "name"), [(768, 12, "bert-base-uncased"), (1024, 24, "bert-large-uncased")])

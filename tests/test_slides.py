@@ -2,7 +2,7 @@
 
 Each deck is opened in headless Chromium with the network cut off (names resolve nowhere, http goes to a
 dead proxy, and Chromium's net log must show no request from the page). What a deck must hold is computed
-from its .ipynb (.ci/sitekit.py), never typed in. Chromium is required: without it these tests fail
+from its .ipynb (tools/sitekit.py), never typed in. Chromium is required: without it these tests fail
 (``make test`` installs the Debian package). The fixture runs ``make slides`` first, which rebuilds only
 decks older than their notebooks, so the tests always look at the current decks.
 """
@@ -10,7 +10,6 @@ decks older than their notebooks, so the tests always look at the current decks.
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import json
 import re
 import subprocess
@@ -20,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))  # the site tooling is no part of helpers
-from sitekit import (  # noqa: E402
+from tools.sitekit import (
     cjk_characters, deck_display_math, font_face_urls, is_solution, normalize_text, notes_texts, on_slides, prose_runs,
     slide_cell_ids, slide_hashes, slide_layout, slide_type, solution_runs, source,
 )
@@ -45,9 +43,7 @@ def page_key(page: Path) -> str:
     """The key of a built page in :func:`open_pages`' result: its path under build/ (``slides-zh/03_….slides.html``)."""
     return page.resolve().relative_to((ROOT / "build").resolve()).as_posix()
 
-_spec = importlib.util.spec_from_file_location("build_site", ROOT / ".ci" / "build_site.py")
-build_site = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build_site)
+from tools import build_site  # noqa: E402
 
 
 def make(target: str) -> None:
@@ -82,7 +78,7 @@ def open_pages(target: str, pages: list[Path], config: dict) -> dict[str, tuple]
         return {page_key(page): r for page, r in zip(pages, results)}
 
 
-CJK_FAMILY = "Noto Sans SC subset"  # the @font-face family of data/fonts in .ci/*_offline.html.j2
+CJK_FAMILY = "Noto Sans SC subset"  # the @font-face family of data/fonts in tools/*_offline.html.j2
 REMOVE_INPUT = "remove-input"  # nbconvert's cell tag: the deck shows the cell's output without its code
 
 
@@ -152,10 +148,10 @@ def test_cjk_font_holds_every_character_of_the_series():
 
 def test_font_is_confined_to_the_cjk_blocks():
     """Each @font-face of the CJK font in both templates has the unicode-range of sitekit.CJK_BLOCKS: it draws CJK only."""
-    from sitekit import CJK_BLOCKS
+    from tools.sitekit import CJK_BLOCKS
 
     expected = ", ".join(f"U+{lo:X}-{hi:X}" for lo, hi in CJK_BLOCKS)
-    for template in (".ci/slides_offline.html.j2", ".ci/html_offline.html.j2"):
+    for template in ("tools/slides_offline.html.j2", "tools/html_offline.html.j2"):
         ranges = re.findall(r"unicode-range:\s*([^;]+);", (ROOT / template).read_text(encoding="utf-8"))
         assert ranges == [expected] * len(build_site.CJK_FONTS), template
 

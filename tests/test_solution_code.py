@@ -46,7 +46,7 @@ def library() -> dict[str, list[Callable[..., Any]]]:
     found: dict[str, list[Callable[..., Any]]] = {}
     modules = [helpers] + [importlib.import_module(m.name)
                            for m in pkgutil.walk_packages(helpers.__path__, "helpers.")
-                           if m.name not in ("helpers.__main__", "helpers.fsdp_check")]
+                           if m.name not in ("helpers.__main__", "helpers.lessons.fsdp_check")]
     for module in modules:
         for name, obj in vars(module).items():
             if name.startswith("_") or not callable(obj):

@@ -3,7 +3,7 @@
 Every English notebook has its zh twin, made by ``make zh`` from the English code and the translations in
 data/zh/<notebook>.md. A translation is keyed by the English cell's id and the hash of its English text, so an
 English Markdown cell edited after its translation fails here, naming the cell, until the translation is revised
-(``python .ci/zh.py stamp``) and ``make zh`` run. The content checks: figures kept, the Chinese short forms
+(``python tools/zh.py stamp``) and ``make zh`` run. The content checks: figures kept, the Chinese short forms
 (1.09 亿) right, no English sentence left, at least 90% of each notebook's Markdown cells in Chinese, and one name
 per idea (data/glossary.zh.json).
 """
@@ -13,14 +13,11 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import sys
 
 import pytest
 
-from .conftest import ROOT
 
-sys.path.insert(0, str(ROOT / ".ci"))
-import zh  # noqa: E402  (.ci/zh.py: make zh and its checks)
+from tools import zh  # noqa: E402  (tools/zh.py: make zh and its checks)
 
 ENGLISH = zh.english_notebooks()
 ZH = sorted(zh.ZH_DIR.glob("*.ipynb"))

@@ -1,5 +1,5 @@
 """The two notebooks written in Chinese only: the 勘误表 (notebooks/zh/errata.ipynb) and the Chinese checkpoints
-(notebooks/zh/chinese_checkpoints.ipynb), and the helpers behind them (helpers/errata.py, helpers/checkpoint_files.py).
+(notebooks/zh/chinese_checkpoints.ipynb), and the helpers behind them (helpers/lessons/errata.py, helpers/lessons/checkpoint_files.py).
 
 - counts: bert-base-chinese and chinese-roberta-wwm-ext as transformers builds them on the meta device (``BertModel``
   and ``BertForPreTraining``: names, shapes, totals) equal the engine's, and the tensors the files are read to hold;
@@ -10,7 +10,7 @@
   reproduces hfl/chinese-roberta-wwm-ext's pytorch_model.bin to the byte (NSP head included); each rounded size
   matches at its own rounding; the shipped config is the Hub's 689-byte config.json;
 - the errata rows: each exact figure equals the engine's tensor table and transformers' class, each quote is one the
-  data holds, each cited cell exists; :func:`zh_count` agrees with .ci/zh.py's check of the short forms;
+  data holds, each cited cell exists; :func:`zh_count` agrees with tools/zh.py's check of the short forms;
 - the two notebooks: Chinese prose with correct short forms, no English sentences, decks without asserts.
 """
 
@@ -21,21 +21,19 @@ import itertools
 import json
 import re
 import struct
-import sys
 
 import pytest
 
 from helpers import count_model, load_config, param_table, parse_config
-from helpers.checkpoint import StoredTensor
-from helpers.checkpoint_files import (ALIGNMENT, MLM, NSP, pretraining_file_tensors, safetensors_file_bytes,
+from helpers.lessons.checkpoint import StoredTensor
+from helpers.lessons.checkpoint_files import (ALIGNMENT, MLM, NSP, pretraining_file_tensors, safetensors_file_bytes,
                                       safetensors_header, tensor_bytes)
 from helpers.config import MODELS_DIR, published, raw_config
-from helpers.errata import UNITS, errata, errata_table, tensor_sum, zh_count
+from helpers.lessons.errata import UNITS, errata, errata_table, tensor_sum, zh_count
 
 from .conftest import ROOT
 
-sys.path.insert(0, str(ROOT / ".ci"))  # the zh edition's checker is site tooling, not part of helpers
-import zh  # noqa: E402
+from tools import zh  # noqa: E402  the zh edition's checker is a tool, not part of helpers
 
 torch = pytest.importorskip("torch")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import Case, Exercise, register
 from ..config import load_config
-from ..embeddings import embedding_share, embedding_tables
+from ..lessons.embeddings import embedding_share, embedding_tables
 from ..flops import forward_flops
 from ..params import EMBEDDINGS, param_table, select, total
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import Case, Exercise, register
 from ..config import load_config
 from ..params import param_table, pretraining_heads, total
-from ..scaling import scaled_bert
+from ..lessons.scaling import scaled_bert
 
 
 XLMR_V = 250_002   # XLM-R's vocabulary (Conneau et al. 2020), on bert-base's shape: a setting the deck does not show

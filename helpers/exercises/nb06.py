@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import Case, Exercise, register
 from ..count import count_model
 from ..params import EMBEDDINGS
-from ..scaling import HEAD_SIZE, scaled_bert
+from ..lessons.scaling import HEAD_SIZE, scaled_bert
 
 
 def _deep_large_embedding_share() -> float:

@@ -7,7 +7,7 @@ from typing import Any
 from . import Case, Exercise, register
 from ..config import ModelConfig, load_config, parse_config
 from ..count import count_model
-from ..estimates import error_parts
+from ..lessons.estimates import error_parts
 from ..params import LM_HEAD, param_table, select, total
 
 # small LLaMA-shaped models from their published config.json (not in data/models)

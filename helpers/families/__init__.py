@@ -4,9 +4,9 @@ Introduced in ``00_overview``. A family is described once (:class:`~helpers.fami
 config keys it reads, its tensor layout with each tensor's kind, its parameter formulas, its FLOPs, its KV
 cache, and the transformers and torch-reference classes it mirrors. Counting, FLOPs, memory, the printed
 formulas and the tests all read :data:`FAMILIES`; adding a family is one module here, one line below and
-its ``data/models/`` file (see the README, "Adding a model family"). ``register`` files the table in
-:mod:`helpers.registry`, where the core (config, params) finds a family without importing this package: the
-layering is one way (``tests/test_imports.py``).
+its ``data/models/`` file (see the README, "Adding a model family"). :data:`FAMILIES` is a static table, the one
+name of the registry: layer 1, the families import only :mod:`helpers.spec` (layer 0) and each other, and the engine
+(config, params …, layer 2) reads the table from here (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from . import deepseek_v2, glm4_moe  # issue 19: GLM-4.5 and DeepSeek-V2's first
 from . import modernbert  # the encoder of 2024 (issue 19)
 from . import gemma3, llama4, qwen2_5_vl  # vision-language models of issue 19 (a text family inside a composite config)
 from .base import Family, ModelClass
-from ..registry import register
 
 FAMILIES: dict[str, Family] = {
     family.model_type: family
@@ -31,6 +30,5 @@ FAMILIES: dict[str, Family] = {
 }
 
 SUPPORTED = tuple(FAMILIES)
-FAMILIES = register(FAMILIES)  # filed in helpers.registry, where the core (config, params) finds them: the same table
 
 __all__ = ["FAMILIES", "SUPPORTED", "Family", "ModelClass"]

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..config import ModelConfig, Size
-from ..params import (
+from ..spec import ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD, POOLER,
     SOP_HEAD, Block, Layout, Param,
 )

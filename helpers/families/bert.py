@@ -12,8 +12,8 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ..config import ConfigError, ModelConfig, Size
-from ..params import (
+from ..spec import ConfigError, ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD,
     NSP_HEAD, POOLER, Block, Layout, Param,
 )

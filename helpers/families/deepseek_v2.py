@@ -30,7 +30,7 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping, cast
 
-from ..config import ConfigError, Flag, Size
+from ..spec import ConfigError, Flag, Size
 from . import deepseek_v3, llama
 from .deepseek_v3 import DEEPSEEK_V3
 from .base import too_many_experts

@@ -56,8 +56,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import (
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )

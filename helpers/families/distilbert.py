@@ -9,8 +9,8 @@ table with fixed values: the table is still a parameter tensor, counted.
 
 from __future__ import annotations
 
-from ..config import ModelConfig, Size
-from ..params import (
+from ..spec import ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD,
     QA_HEAD, Block, Layout, Param,
 )

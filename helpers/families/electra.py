@@ -8,8 +8,8 @@ encoder's width, and it runs on every token. The encoder layers are BERT's, unde
 
 from __future__ import annotations
 
-from ..config import ModelConfig, Size
-from ..params import (
+from ..spec import ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, DISCRIMINATOR_HEAD, EMBEDDINGS, FEED_FORWARD, LAYER_NORM,
     MLM_HEAD, Block, Layout, Param,
 )

@@ -21,7 +21,7 @@ layers (:func:`helpers.families.llama.cache_layers`), while the mask still sees 
 
 from __future__ import annotations
 
-from ..config import Flag, Size
+from ..spec import Flag, Size
 from . import llama
 from .base import Family
 from .heads import decoder_classes

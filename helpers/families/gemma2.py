@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..config import Flag, ModelConfig, Size
-from ..params import LAYER_NORM, Block, Layout, Param
+from ..spec import Flag, ModelConfig, Size
+from ..spec import LAYER_NORM, Block, Layout, Param
 from . import llama
 from .base import Family
 from .heads import decoder_classes

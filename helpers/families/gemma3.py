@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, TABLE, VISION, Block, Layout, Param, evaluate, render
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import BIAS, MATRIX, NORM, TABLE, VISION, Block, Layout, Param, evaluate, render
 from . import gemma3_text
 from .base import TextConfig, composite, nest
 

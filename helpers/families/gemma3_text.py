@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import LAYER_NORM, Block, Layout, Param
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import LAYER_NORM, Block, Layout, Param
 from . import gemma2, llama
 from .base import Family
 from .heads import decoder_classes

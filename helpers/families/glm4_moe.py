@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Layout
 from . import deepseek_v3, llama, qwen2
 from .base import Family
 from .heads import decoder_classes, expand_experts

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import (
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD,
     Block, Layout, Param,
 )

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..config import Flag, ModelConfig, Size
-from ..params import (
+from ..spec import Flag, ModelConfig, Size
+from ..spec import (
     ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )

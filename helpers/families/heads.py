@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from ..config import Flag, ModelConfig
-from ..params import (
+from ..spec import Flag, ModelConfig
+from ..spec import (
     CLASSIFIER, EMBEDDINGS, LM_HEAD, MLM_HEAD, POOLER, QA_HEAD, TABLE, Block, Layout, Param, evaluate,
 )
 from .base import ModelClass

@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate, render
+from ..spec import ConfigError, ModelConfig, Size
+from ..spec import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate, render
 from . import llama4_text
 from .base import Family, TextConfig, nest
 

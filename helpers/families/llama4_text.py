@@ -30,8 +30,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
-from ..params import FEED_FORWARD, LAYER_NORM, Block, Layout, Param, render
+from ..spec import ConfigError, Flag, ModelConfig, Size, read_int as _read_int
+from ..spec import FEED_FORWARD, LAYER_NORM, Block, Layout, Param, render
 from . import llama, smollm3
 from .base import Family, layer_runs, mixed_stack, too_many_experts
 from .heads import model_class

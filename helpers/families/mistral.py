@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..config import Flag, Size
+from ..spec import Flag, Size
 from . import llama
 from .base import Family
 from .heads import decoder_classes

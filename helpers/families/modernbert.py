@@ -27,8 +27,8 @@ import json
 import math
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import (
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, CLASSIFIER, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, MLM_HEAD,
     QA_HEAD, Block, Layout, Param,
 )

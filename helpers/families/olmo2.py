@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import FEED_FORWARD, LAYER_NORM, Layout, Param
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import FEED_FORWARD, LAYER_NORM, Layout, Param
 from . import llama, qwen3
 from .base import Family
 from .heads import decoder_classes

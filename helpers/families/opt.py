@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..config import Flag, ModelConfig, Size
-from ..params import (
+from ..spec import Flag, ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout,
     Param,
 )

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import BIAS, MATRIX, NORM, VISION, Block, Layout, Param, evaluate
 from . import qwen2
 from .base import TextConfig, composite, nest
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size, _read_int
-from ..params import FEED_FORWARD, Block, Layout, Param
+from ..spec import ConfigError, Flag, ModelConfig, Size, read_int as _read_int
+from ..spec import FEED_FORWARD, Block, Layout, Param
 from . import llama, qwen3
 from .base import Family, experts_key, layer_runs, mixed_stack, too_many_experts
 from .heads import decoder_classes, expand_experts

@@ -40,8 +40,8 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, ModelConfig, Size
-from ..params import (
+from ..spec import ConfigError, Flag, ModelConfig, Size
+from ..spec import (
     ATTENTION, ATTENTION_PROJECTIONS, ATTENTION_SCORES, DELTA_RULE, EMBEDDINGS, FEED_FORWARD, LAYER_NORM,
     LINEAR_ATTENTION, LM_HEAD, Block, Layout, Param,
 )

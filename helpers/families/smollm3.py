@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..config import ConfigError, Flag, Size
+from ..spec import ConfigError, Flag, Size
 from . import llama
 from .base import Family
 from .heads import decoder_classes

@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from ..embeddings import TABLE_KINDS, embedding_tables
+from ..lessons.embeddings import TABLE_KINDS, embedding_tables
 from ..params import EMBEDDINGS, LAYER_NORM, Param, total
 from .charts import COLOURS
 from .diagrams import shade
@@ -44,7 +44,7 @@ def embedding_lookup(params: Sequence[Param], tokens: Sequence[str], ids: Sequen
     the sum goes through the LayerNorm (Devlin et al. 2019, Figure 2, with the tables' real sizes).
 
     ``params`` are the engine's rows (the whole table, or those under ``embeddings.``): the tables are
-    found by :func:`helpers.embeddings.embedding_tables`. ``tokens`` are the WordPiece tokens, ``ids``
+    found by :func:`helpers.lessons.embeddings.embedding_tables`. ``tokens`` are the WordPiece tokens, ``ids``
     their rows in the token table, ``segments`` their rows in the segment table (0 = sentence A); token
     ``j`` reads row ``j`` of the position table. Each table is labelled with its name, shape and exact
     count; the strip at the top draws the module to scale (width = parameters), with a tick at every row

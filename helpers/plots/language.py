@@ -23,7 +23,7 @@ from matplotlib import font_manager
 from matplotlib.text import Text
 
 from ..config import DATA_DIR
-from ..language import LANGUAGES, STATE as _LANGUAGE, _translation, current_language, translate
+from ..language import LANGUAGES, STATE as _LANGUAGE, current_language, translate, translation
 from ..language import english_words  # noqa: F401  (read here by tests/test_plots_language.py)
 
 __all__: list[str] = ["use_language", "current_language", "translate", "untranslated"]
@@ -49,7 +49,7 @@ _BUSY: set[int] = set()  # the texts being drawn or measured in Chinese now (a c
 
 def untranslated(reset: bool = False) -> list[str]:
     """The texts drawn in Chinese so far with English words that no entry of the dictionary covers (sorted); ``reset``
-    empties the list. ``.ci/zh_plot_texts.py`` runs the notebooks and prints it: the dictionary is complete when it
+    empties the list. ``tools/zh_plot_texts.py`` runs the notebooks and prints it: the dictionary is complete when it
     is empty.
 
     No notebook calls it; it works behind the helpers of ``zh/00_overview``.
@@ -69,7 +69,7 @@ def _in_chinese(method: Callable[..., Any]) -> Callable[..., Any]:
         if _LANGUAGE.language != "zh" or id(self) in _BUSY or not isinstance(original, str):
             return method(self, *args, **kwargs)
         chinese = translate(original)
-        if not _translation(original)[1]:
+        if not translation(original)[1]:
             _UNTRANSLATED.add(original)
         font = self._fontproperties
         if _STATE.family not in font.get_family():

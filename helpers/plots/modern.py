@@ -9,8 +9,8 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from ..design import Effect
-from ..moe import moe_layer
+from ..lessons.design import Effect
+from ..lessons.moe import moe_layer
 from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Param, total
 from .charts import COLOURS
 from .diagrams import Block, block_stack, blocks_from, shade
@@ -26,7 +26,7 @@ _DECODER = (("masked self-attention", "self_attn"), ("add & LayerNorm", "norm1")
 
 
 def encoder_decoder_columns(params: Sequence[Param]) -> tuple[list[Block], list[Block]]:
-    """The boxes of one encoder layer and one decoder layer of a 2017 Transformer (``helpers.vaswani`` names),
+    """The boxes of one encoder layer and one decoder layer of a 2017 Transformer (``helpers.lessons.vaswani`` names),
     bottom to top, each counted from layer 0's rows; a final norm of a stack, where the rows have one, is a last
     box, and the decoder ends with the pre-softmax projection (the shared table, tied: 0 more, §3.4).
 
@@ -121,7 +121,7 @@ def moe_layer_diagram(params: Sequence[Param], k: int, chosen: Sequence[int], ax
     highlighted, and any shared experts (always used) drawn apart, hatched.
 
     Introduced in ``09_modern_architectures``. ``params`` are one layer's rows (any family: the rows are sorted by
-    :func:`helpers.moe.moe_layer`); ``chosen`` are the k experts the picture highlights for one token (which ones
+    :func:`helpers.lessons.moe.moe_layer`); ``chosen`` are the k experts the picture highlights for one token (which ones
     a token gets depends on the router; how many parameters it uses does not). The experts are a grid of
     ``per_row`` columns (default: all in a row up to 16). The caption under the grid gives the layer's counts,
     total and used by the token.
@@ -324,8 +324,8 @@ def design_choice_chart(families: Mapping[str, Mapping[str, bool | None]], effec
     choice on a 7B-class model's total (solid bar) and, where it differs, on its active parameters (hatched).
 
     Introduced in ``09_modern_architectures``. ``families`` maps a family's label to
-    :func:`helpers.design.design_features` of one of its configs; ``effects`` are
-    :func:`helpers.design.design_effects`. The effect axis is logarithmic in the size of the change (so a bias
+    :func:`helpers.lessons.design.design_features` of one of its configs; ``effects`` are
+    :func:`helpers.lessons.design.design_effects`. The effect axis is logarithmic in the size of the change (so a bias
     and an expert can share it): green adds, red removes, a 0 is written out.
     """
     fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, (0.38 if len(families) > 8 else 0.42) * len(effects) + 1.4),

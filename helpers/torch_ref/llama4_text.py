@@ -11,7 +11,6 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..config import ModelConfig
-from ..families.llama4_text import moe_layers
 from .blocks import RMSNorm, SwiGLU, _attend, _mask
 from .llama import LlamaAttention, LlamaForCausalLM
 from .moe import MoeExperts, SparseMoeBlock
@@ -20,6 +19,16 @@ from .smollm3 import SmolLM3Model
 __all__ = ["Llama4TextAttention", "Llama4TextExperts", "Llama4TextMoe", "Llama4TextDecoderLayer", "Llama4TextModel",
            "Llama4ForCausalLM"]
 
+
+
+def _moe_layers(c: ModelConfig) -> set[int]:
+    """The sparse layers as transformers' ``Llama4TextConfig`` lists them: the file's ``moe_layers`` (read into
+    ``c.lists["moe"]``), else every ``interleave_moe_layer_step``-th layer (s) from layer s − 1. Written here from
+    transformers, not taken from the engine's family: the reference stays an independent check."""
+    if "moe" in c.lists:
+        return set(c.lists["moe"])
+    s = c["s"]
+    return set(range(s - 1, c["L"], s)) if s > 0 else set()
 
 class Llama4TextAttention(LlamaAttention):
     """LLaMA's attention; in a rotary layer (``rope``) the rotated queries and keys are divided by their root mean square
@@ -97,7 +106,7 @@ class Llama4TextDecoderLayer(nn.Module):
     def __init__(self, c: ModelConfig, i: int = 0) -> None:
         super().__init__()
         self.self_attn = Llama4TextAttention(c, i)
-        self.feed_forward = Llama4TextMoe(c) if i in moe_layers(c) else SwiGLU(c["H"], c["I_mlp"])
+        self.feed_forward = Llama4TextMoe(c) if i in _moe_layers(c) else SwiGLU(c["H"], c["I_mlp"])
         self.input_layernorm = RMSNorm(c["H"])
         self.post_attention_layernorm = RMSNorm(c["H"])
 

@@ -18,7 +18,6 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..config import ModelConfig
-from ..families.qwen3_moe import is_sparse
 from .blocks import BEFORE_ATTENTION, BEFORE_MLP, RMSNorm, SwiGLU, _heads, _merge, _rotate, _shared_kv
 from .llama import LlamaDecoderLayer, LlamaForCausalLM, LlamaMLP, LlamaModel
 from .moe import MoeExperts, MoeRouter, SparseMoeBlock
@@ -27,6 +26,12 @@ from .qwen import Qwen3Attention
 __all__ = ["Qwen3NextAttention", "Qwen3NextGatedDeltaNet", "Qwen3NextSparseMoeBlock", "Qwen3NextDecoderLayer",
            "Qwen3NextModel", "Qwen3NextForCausalLM"]
 
+
+
+def _sparse(c: ModelConfig, i: int) -> bool:
+    """Whether layer ``i`` holds the experts, as ``Qwen3NextDecoderLayer`` decides (not in ``mlp_only_layers``, E > 0,
+    every ``decoder_sparse_step``-th layer). Written here from transformers, not taken from the engine's family."""
+    return i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
 
 class Qwen3NextAttention(Qwen3Attention):
     """Qwen3's attention whose ``q_proj`` is twice as wide: each head's query and a gate, the attention output times
@@ -136,7 +141,7 @@ class Qwen3NextDecoderLayer(LlamaDecoderLayer):
             self.linear_attn = Qwen3NextGatedDeltaNet(c)
         elif self.kind == 2:
             self.self_attn = Qwen3NextAttention(c)
-        self.mlp = Qwen3NextSparseMoeBlock(c) if is_sparse(c, i) else LlamaMLP(c)
+        self.mlp = Qwen3NextSparseMoeBlock(c) if _sparse(c, i) else LlamaMLP(c)
         for name in self.norms:
             setattr(self, name, RMSNorm(c["H"]))
         self.placed = {where: name for name, where in self.norms.items()}

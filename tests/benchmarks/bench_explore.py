@@ -1,4 +1,4 @@
-"""Benchmark: what one change in the explorer costs (helpers/explore.py), per preset.
+"""Benchmark: what one change in the explorer costs (helpers/explorer.py), per preset.
 
 Run with ``make bench`` (not part of ``make test``: speed is measured here, never asserted; the issue's aim is
 ≤ 200 ms a change). "figures": a knob changed, the config parsed and counted, FLOPs and bytes computed, the HTML
@@ -11,7 +11,7 @@ import pytest
 
 from helpers import count_model, load_config
 from helpers.config import model_names, raw_config
-from helpers.explore import knobs, outcome, picture_png, summary_html, table_html
+from helpers.explorer import knobs, outcome, picture_png, summary_html, table_html
 
 MODELS = model_names()
 

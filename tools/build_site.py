@@ -1,15 +1,15 @@
 """Build steps and browser checks for the offline slides and HTML pages (issue #6).
 
-    python .ci/build_site.py index build/html/index.html notebooks/*.ipynb
-    python .ci/build_site.py relink build/html .html notebooks/01_embeddings.ipynb
-    python .ci/build_site.py screenshots --out build/screenshots notebooks/*.ipynb
-    python .ci/build_site.py readme-image notebooks/00_overview.ipynb 'The same split as a picture' out.png
-    python .ci/build_site.py cheatsheet build/html/cheatsheet.html
-    python .ci/build_site.py cjk-font --copyright debian/copyright NotoSansCJK-Regular.ttc NotoSansCJK-Bold.ttc
+    python tools/build_site.py index build/html/index.html notebooks/*.ipynb
+    python tools/build_site.py relink build/html .html notebooks/01_embeddings.ipynb
+    python tools/build_site.py screenshots --out build/screenshots notebooks/*.ipynb
+    python tools/build_site.py readme-image notebooks/00_overview.ipynb 'The same split as a picture' out.png
+    python tools/build_site.py cheatsheet build/html/cheatsheet.html
+    python tools/build_site.py cjk-font --copyright debian/copyright NotoSansCJK-Regular.ttc NotoSansCJK-Bold.ttc
 
 The Makefile runs these (``make html``, ``make slides-screenshots``, ``make readme-image``); the tests import
 :func:`probe` and :func:`chromium` from here. What to expect from a deck and how to read what Chromium
-showed are pure functions in ``.ci/sitekit.py``.
+showed are pure functions in ``tools/sitekit.py``.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / ".ci"))
+sys.path.insert(0, str(ROOT))  # helpers and tools, run as a script
 
-from sitekit import (  # noqa: E402
+from tools.sitekit import (  # noqa: E402
     SOLUTION_SUMMARY, ZH_SUFFIX, Dom, cell_positions, chromium_command, cjk_characters, glossary_page, index_page,
     lang_switch, notebook_title, on_slides, page_requests, read_dom, relink, slide_hash, slide_layout, slide_type,
     slide_with_heading, source, with_probe,
@@ -44,7 +43,7 @@ SWITCH_LABEL = {"en": "中文", "zh": "English"}
 SLIDE_HEIGHT = 800  # the decks are 1280 x 800 (make slides: --SlidesExporter.reveal_width/height)
 SLIDE_WIDTH = 1280
 
-# The CJK font the decks and pages carry (declared with @font-face in .ci/*_offline.html.j2, copied into
+# The CJK font the decks and pages carry (declared with @font-face in tools/*_offline.html.j2, copied into
 # build/fonts by the Makefile): Noto Sans CJK SC cut down to the characters the series uses (`make cjk-font`)
 FONT_DIR = ROOT / "data" / "fonts"
 CJK_FONTS = {"Regular": "NotoSansSC-Regular.subset.woff2", "Bold": "NotoSansSC-Bold.subset.woff2"}
@@ -53,7 +52,7 @@ CJK_FONTS = {"Regular": "NotoSansSC-Regular.subset.woff2", "Bold": "NotoSansSC-B
 CJK_OPENTYPE = {"Regular": "NotoSansSC-Regular.subset.otf", "Bold": "NotoSansSC-Bold.subset.otf"}
 CJK_FONT_NUMBER = 2  # in Noto's .ttc collections: 0 JP, 1 KR, 2 SC, 3 TC, 4 HK
 # where the series' text lives: every CJK character in these files must be in the font
-CJK_TEXT = ("notebooks/*.ipynb", "notebooks/*.md", "notebooks/zh/*.ipynb", "data/zh/*.md", "data/**/*.json", ".ci/*.j2",
+CJK_TEXT = ("notebooks/*.ipynb", "notebooks/*.md", "notebooks/zh/*.ipynb", "data/zh/*.md", "data/**/*.json", "tools/*.j2",
             "README.md")
 NOTO_COPYRIGHT = "Copyright 2014-2021 Adobe (http://www.adobe.com/), with Reserved Font Name 'Source'."
 
@@ -312,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         screenshot(args.decks / f"{args.notebook.stem}.slides.html", fragment, args.out)
         print(f"wrote {args.out} ({args.notebook.stem}{fragment})")
     elif args.command == "cheatsheet":
-        import cheatsheet  # imports helpers (no torch)
+        from tools import cheatsheet  # imports helpers (no torch)
 
         text = cheatsheet.page(f"{SERIES_TITLE} The rules on one page", cheatsheet.rules())
         write_if_changed(args.out, with_switch(text, args.out.name, "en"))

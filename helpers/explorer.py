@@ -24,7 +24,7 @@ from .count import count_model
 from .flops import forward_flops
 from .budget import chinchilla_tokens, training_flops_per_token
 from .memory import ADAMW_MIXED, DTYPE_BITS, kv_cache_bytes, training_state, weight_bytes
-from .registry import FAMILIES
+from .families import FAMILIES
 
 DEFAULT_B, DEFAULT_S, DEFAULT_DTYPE = 1, 2048, "bf16"
 

@@ -1,6 +1,6 @@
 """The offline slides and HTML pages: what a deck should contain, and what a browser showed.
 
-Used by ``make slides``, ``make html`` and ``make slides-screenshots`` (through ``.ci/build_site.py``) and by
+Used by ``make slides``, ``make html`` and ``make slides-screenshots`` (through ``tools/build_site.py``) and by
 ``tests/test_slides.py`` and ``tests/test_html.py``. Every function here is pure: it takes a notebook (the
 dict that ``json.load`` gives) or text (a page, a DOM that headless Chromium dumped, a net log) and returns
 data. Reading files and running Chromium is left to the callers. Nothing here imports torch.

@@ -28,7 +28,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from .config import ModelConfig, parse_config
+from ..config import ModelConfig, parse_config
 
 # a LLaMA small enough to run in a moment, with sizes two ranks cannot split evenly (V = 65, I = 45)
 TINY: dict[str, Any] = {"model_type": "llama", "vocab_size": 65, "hidden_size": 32, "num_attention_heads": 4,
@@ -91,7 +91,7 @@ def _worker(rank: int, world: int, port: int, folder: str, raw: dict[str, Any], 
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
 
-        from .torch_ref import build
+        from ..torch_ref import build
 
         config = parse_config(raw, name="tiny")
         torch.manual_seed(seed)

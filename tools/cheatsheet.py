@@ -1,6 +1,6 @@
 """One printable page with every rule of the series: the formula, one example computed by ``helpers``, its source.
 
-``make html`` writes it as build/html/cheatsheet.html (``python .ci/build_site.py cheatsheet OUT``), linked from the
+``make html`` writes it as build/html/cheatsheet.html (``python tools/build_site.py cheatsheet OUT``), linked from the
 index. Nothing on the page is typed in: each example is computed here from the engine when the page is built, and
 each is computed a second way (the formula evaluated against the engine's tensor table, torch-free) before it is
 written; a disagreement stops the build. tests/test_html.py checks the page against :func:`rules` again.
@@ -16,7 +16,8 @@ from helpers import (
     ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, POOLER, ModelConfig, classification_head, component_counts, component_formulas,
     count_model, evaluate, fmt_int, load_config, param_table, pretraining_heads, render, total,
 )
-from helpers import budget, estimates, flops, memory, parse_config, peak
+from helpers import budget, flops, memory, parse_config, peak
+from helpers.lessons import estimates
 from helpers.finetune import lora_parameters
 from helpers.quantized import nf4_bytes, stored_weights
 from helpers.serve import serve

@@ -1,10 +1,10 @@
 """The Chinese edition (中文版): notebooks/zh/ made from the English notebooks and the translations in data/zh/.
 
-    python .ci/zh.py skeleton notebooks/01_embeddings.ipynb   # add the English cells a translation file lacks
-    python .ci/zh.py build [notebooks/01_embeddings.ipynb ...] # write notebooks/zh/ (make zh executes them)
-    python .ci/zh.py check                                    # what is missing, stale or off; exit 1 if anything
-    python .ci/zh.py stamp notebooks/01_embeddings.ipynb 01-002  # a revised translation now answers the English
-    python .ci/zh.py stamp --unchanged notebooks/01_embeddings.ipynb 01-002  # the English changed, the Chinese holds
+    python tools/zh.py skeleton notebooks/01_embeddings.ipynb   # add the English cells a translation file lacks
+    python tools/zh.py build [notebooks/01_embeddings.ipynb ...] # write notebooks/zh/ (make zh executes them)
+    python tools/zh.py check                                    # what is missing, stale or off; exit 1 if anything
+    python tools/zh.py stamp notebooks/01_embeddings.ipynb 01-002  # a revised translation now answers the English
+    python tools/zh.py stamp --unchanged notebooks/01_embeddings.ipynb 01-002  # the English changed, the Chinese holds
 
 One source of truth. The code of a zh notebook is the English notebook's code, cell for cell (plus one cell that
 switches ``helpers.plots`` to Chinese); its prose comes from ``data/zh/<notebook>.md``, where each Markdown cell
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from helpers.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
 from helpers.language import _dictionary, english_words
+from helpers.lessons.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ MIN_CHINESE_SHARE = 0.9  # of a zh notebook's Markdown cells (the rest: formulas
 
 HEADER = re.compile(r"^<!-- cell (?P<id>\S+) en (?P<sha>[0-9a-f]{12}) -->[ \t]*$", re.M)
 PREAMBLE = ("<!-- Chinese translation of notebooks/{name}: one entry per Markdown cell, keyed by the cell's id and the\n"
-            "     hash of the English text it translates (python .ci/zh.py; make zh). Edit the text under a header. -->\n")
+            "     hash of the English text it translates (python tools/zh.py; make zh). Edit the text under a header. -->\n")
 LANGUAGE_CELL_ID = "zh-language"
 LANGUAGE_SOURCE = 'from helpers.plots import use_language\n\nuse_language("zh")  # 图的标题、坐标轴和图例用中文'
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -290,7 +290,7 @@ def sync_problems(name: str, en: Mapping[str, Any], entries: Mapping[str, Entry]
             made = made_for(en_path or EN_DIR / name, cid, entries[cid].sha)
             out.append(f"{name}: cell {cid} changed since its translation was made; "
                        f"{what_changed(made.english, text)}\n  revise data/zh/{Path(name).stem}.md, then "
-                       f"`python .ci/zh.py stamp notebooks/{name} {cid}` and `make zh`")
+                       f"`python tools/zh.py stamp notebooks/{name} {cid}` and `make zh`")
     out += [f"{name}: data/zh holds a translation of cell {cid}, which the English no longer has"
             for cid in entries if cid not in english]
     return out

@@ -1,9 +1,9 @@
 """The texts the notebooks' figures draw in Chinese, and those that data/zh/plots.json leaves in English (issue 22).
 
-    python .ci/zh_plot_texts.py                                   # every English notebook: what is left untranslated
-    python .ci/zh_plot_texts.py notebooks/03_feed_forward.ipynb --all   # every text drawn, with its Chinese
-    python .ci/zh_plot_texts.py --json build/zh_plot_texts.json   # also write what was drawn, per notebook
-    python .ci/zh_plot_texts.py --png build/zh_figures             # and keep each figure, to look at
+    python tools/zh_plot_texts.py                                   # every English notebook: what is left untranslated
+    python tools/zh_plot_texts.py notebooks/03_feed_forward.ipynb --all   # every text drawn, with its Chinese
+    python tools/zh_plot_texts.py --json build/zh_plot_texts.json   # also write what was drawn, per notebook
+    python tools/zh_plot_texts.py --png build/zh_figures             # and keep each figure, to look at
 
 Each notebook runs in a fresh interpreter, as the zh notebook would: its code cells in order (in notebooks/, as
 nbval runs them, the Agg backend, printed output dropped), with ``use_language("zh")`` after the first code cell;

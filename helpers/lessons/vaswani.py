@@ -27,8 +27,8 @@ from fractions import Fraction
 from math import ceil
 from typing import Any, Mapping
 
-from .config import ModelConfig, published
-from .params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
+from ..config import ModelConfig, published
+from ..params import ATTENTION, EMBEDDINGS, FEED_FORWARD, LAYER_NORM, LM_HEAD, Block, Layout, Param
 
 
 @dataclass(frozen=True)

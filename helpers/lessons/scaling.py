@@ -10,8 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Sequence
 
-from .config import ModelConfig, parse_config
-from .count import count_model
+from ..config import ModelConfig, parse_config
+from ..count import count_model
 
 HEAD_SIZE = 64  # d_k of every BERT and GPT-2 size: A = H / 64
 

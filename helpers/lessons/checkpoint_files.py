@@ -24,8 +24,8 @@ import json
 from typing import Mapping, Sequence
 
 from .checkpoint import DTYPE_BYTES, StoredTensor
-from .config import ModelConfig
-from .params import param_table, pretraining_heads
+from ..config import ModelConfig
+from ..params import param_table, pretraining_heads
 
 HEADER_LENGTH_BYTES = 8  # the little-endian u64 in front of the header
 ALIGNMENT = 8  # today's safetensors pads its header to a multiple of 8 bytes

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .config import ConfigError, ModelConfig
-from .params import ATTENTION, Param
+from ..config import ConfigError, ModelConfig
+from ..params import ATTENTION, Param
 
 
 def with_heads(config: ModelConfig, A: int) -> ModelConfig:

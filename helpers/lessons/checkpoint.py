@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .config import ModelConfig
-from .params import LM_HEAD, TABLE, Param, numel, param_table
-from .report import fmt_int, table
+from ..config import ModelConfig
+from ..params import LM_HEAD, TABLE, Param, numel, param_table
+from ..report import fmt_int, table
 
 METADATA = "__metadata__"
 # bytes per element of the dtypes the safetensors format defines (sub-byte types are not checked)
@@ -225,6 +225,6 @@ def loaded_total(config: ModelConfig, raw: Mapping[str, Any]) -> int:
 
     Introduced in ``09_modern_architectures``.
     """
-    from .count import count_model
+    from ..count import count_model
 
     return count_model(config).total + sum(p.count for p in loaded_head(config, raw))

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .config import ModelConfig, parse_config, raw_config
-from .count import count_model
-from .params import ATTENTION, BIAS, EXPERT, FEED_FORWARD, LM_HEAD, MATRIX, NORM, Param, param_table
+from ..config import ModelConfig, parse_config, raw_config
+from ..count import count_model
+from ..params import ATTENTION, BIAS, EXPERT, FEED_FORWARD, LM_HEAD, MATRIX, NORM, Param, param_table
 
 QKV_BIASES = "biases on q, k and v"
 O_BIAS = "a bias on o (attention's output)"

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .config import ModelConfig
-from .params import EMBEDDINGS, LAYER_NORM, VISION, Param, evaluate, component_formulas
+from ..config import ModelConfig
+from ..params import EMBEDDINGS, LAYER_NORM, VISION, Param, evaluate, component_formulas
 
 
 def embedding_share(config: ModelConfig, V: int | None = None) -> float:

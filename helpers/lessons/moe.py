@@ -24,13 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .config import ModelConfig, parse_config
-from .count import count_model
-from .params import (
+from ..config import ModelConfig, parse_config
+from ..count import count_model
+from ..params import (
     ATTENTION, EMBEDDINGS, EXPERT, EXPERT_BIAS, FEED_FORWARD, LAYER_NORM, LM_HEAD, MATRIX, Param, checkpoint_layout, param_layout,
     param_table, select, total,
 )
-from .quantized import block_scales
+from ..quantized import block_scales
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def tiny_moe_block(seed: int = 0, raw: dict[str, Any] | None = None) -> tuple[Mo
     """
     import torch
 
-    from .torch_ref import MixtralSparseMoeBlock, build_component
+    from ..torch_ref import MixtralSparseMoeBlock, build_component
 
     config = parse_config(raw or TINY_MOE, name="tiny Mixtral block")
     block = build_component(MixtralSparseMoeBlock, config, device="cpu")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from .config import ModelConfig
-from .count import count_model
-from .flops import non_embedding_parameters
-from .params import EMBEDDINGS, TABLE, param_layout
+from ..config import ModelConfig
+from ..count import count_model
+from ..flops import non_embedding_parameters
+from ..params import EMBEDDINGS, TABLE, param_layout
 
 _STATED = re.compile(r"^(\d+)(?:\.(\d+))?(\s*)(B|M|billion|million)$")
 _UNITS = {"B": 10**9, "billion": 10**9, "M": 10**6, "million": 10**6}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .config import ModelConfig
-from .params import evaluate
+from ..config import ModelConfig
+from ..params import evaluate
 
 
 def estimate_12lh2(L: int, H: int) -> int:
