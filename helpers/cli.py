@@ -163,7 +163,7 @@ def _serve_command(config: ModelConfig, args: argparse.Namespace) -> str:
     return f"{describe(config)}\n\n{_serve.serve_report(plan)}"
 
 
-# --- finetune (issue 20 §1): what a LoRA / QLoRA / full fine-tuning run holds -----------------------------------
+# --- finetune: what a LoRA / QLoRA / full fine-tuning run holds -----------------------------------
 
 def _finetune_options(command) -> None:
     """The ``finetune`` command and its options."""

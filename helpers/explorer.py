@@ -369,7 +369,7 @@ def sweep_values(start: int, stop: int, steps: int) -> list[int]:
 
 # --- the widgets -------------------------------------------------------------------------------------------------------
 
-# --- will it fit? (issue 27): the peak of a training step, by phase, and the verdict on a GPU ---------------------
+# --- will it fit? The peak of a training step, by phase, and the verdict on a GPU ---------------------
 
 FIT_METHODS = ("lora", "qlora", "full")
 FIT_GPU = "H100-SXM"

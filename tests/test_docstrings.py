@@ -140,8 +140,8 @@ def test_no_notebook_imports_transformers(notebook):
             assert not _imports_transformers(source), f"cell {i}"
 
 
-# the fallback for untaught model types builds transformers' class on demand (issue 19, §2), and the simulator runs
-# it on fake tensors (issue 27, --simulate): its only importers
+# the fallback for untaught model types builds transformers' class on demand, and the simulator runs
+# it on fake tensors: its only importers
 TRANSFORMERS_IMPORTERS = {ROOT / "helpers" / "fallback.py", ROOT / "helpers" / "simulate.py"}
 
 

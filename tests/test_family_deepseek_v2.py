@@ -1,4 +1,4 @@
-"""DeepSeek-V2 (issue 19, §1: ``DeepseekV2ForCausalLM``): multi-head latent attention as first published.
+"""DeepSeek-V2 (``DeepseekV2ForCausalLM``): multi-head latent attention as first published.
 
 The shipped configs (``data/models/deepseek-v2-lite.json``, ``deepseek-v2.json``, written from deepseek-ai's published
 ``config.json``) against transformers' class on the meta device, name by name; totals and active parameters against

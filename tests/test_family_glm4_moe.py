@@ -1,4 +1,4 @@
-"""GLM-4.5 (issue 19, §1: ``Glm4MoeForCausalLM``): exact against transformers, tensor by tensor.
+"""GLM-4.5 (``Glm4MoeForCausalLM``): exact against transformers, tensor by tensor.
 
 The shipped config (``data/models/glm-4.5.json``, zai-org/GLM-4.5's published ``config.json``) against transformers'
 class on the meta device; total and active parameters, and the card's 355B / 32B reconciled to the integer (the

@@ -1,4 +1,4 @@
-"""GPT-OSS (issue 19, §1): exact against transformers, tensor by tensor.
+"""GPT-OSS: exact against transformers, tensor by tensor.
 
 The shipped configs (``data/models/gpt-oss-120b.json``, ``gpt-oss-20b.json``: openai/gpt-oss-*'s published
 ``config.json``) and random small ones: names, shapes and total equal to ``GptOssForCausalLM`` on the meta device;

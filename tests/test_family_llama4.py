@@ -1,4 +1,4 @@
-"""Llama 4 with its vision encoder (issue 19, §1): exact against transformers' ``Llama4ForConditionalGeneration``.
+"""Llama 4 with its vision encoder: exact against transformers' ``Llama4ForConditionalGeneration``.
 
 The published Scout (``data/models/llama-4-scout-17b-16e.json``: text_config, vision_config) and random small ones:
 names, shapes and total equal to transformers' class on the meta device (108,641,793,536: the language model

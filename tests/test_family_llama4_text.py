@@ -1,4 +1,4 @@
-"""Llama 4's language model (issue 19, §1): exact against transformers' ``Llama4ForCausalLM``, tensor by tensor.
+"""Llama 4's language model: exact against transformers' ``Llama4ForCausalLM``, tensor by tensor.
 
 The shipped configs (``data/models/llama-4-maverick-17b-128e-text.json``, ``llama-4-scout-17b-16e-text.json``: the
 published text configs) and random small ones: names, shapes and total equal to transformers' class on the meta

@@ -1,4 +1,4 @@
-"""ModernBERT (issue 19, §1): exact against transformers, tensor by tensor.
+"""ModernBERT: exact against transformers, tensor by tensor.
 
 The shipped configs (``data/models/modernbert-base.json``, ``modernbert-large.json``: answerdotai/ModernBERT-*'s
 published ``config.json``) and random small ones: names, shapes and total equal to ``ModernBertModel`` on the meta

@@ -1,4 +1,4 @@
-"""Vision-language models (issue 19, §1): Gemma 3 with its SigLIP tower, Qwen2.5-VL with its vision encoder.
+"""Vision-language models: Gemma 3 with its SigLIP tower, Qwen2.5-VL with its vision encoder.
 
 A composite config (``text_config`` / ``vision_config``) read through the text family of its language model
 (:class:`helpers.families.base.TextConfig`): the shipped configs (gemma-3-27b-it as published, 27,432,406,640;

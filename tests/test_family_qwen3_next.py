@@ -1,4 +1,4 @@
-"""Qwen3-Next (issue 19, §1): exact against transformers, tensor by tensor, byte by byte of its cache.
+"""Qwen3-Next: exact against transformers, tensor by tensor, byte by byte of its cache.
 
 The shipped config (``data/models/qwen3-next-80b-a3b.json``: Qwen/Qwen3-Next-80B-A3B-Instruct's published
 ``config.json``) and random small ones: names, shapes and total equal to ``Qwen3NextForCausalLM`` on the meta device;

@@ -1,4 +1,4 @@
-"""OLMo 2, SmolLM3 and Gemma 3's text model (issue 19, §1): exact against transformers, tensor by tensor.
+"""OLMo 2, SmolLM3 and Gemma 3's text model: exact against transformers, tensor by tensor.
 
 For each, the shipped config (``data/models/``: allenai/OLMo-2-1124-7B, HuggingFaceTB/SmolLM3-3B,
 google/gemma-3-1b-it, written from their published ``config.json``) and random small ones: names, shapes and total

@@ -1,4 +1,4 @@
-"""``finetune`` (issue 20, §1): LoRA's trainable parameters equal to what peft's ``get_peft_model`` leaves trainable,
+"""``finetune``: LoRA's trainable parameters equal to what peft's ``get_peft_model`` leaves trainable,
 QLoRA's NF4 bytes equal to what bitsandbytes' ``quantize_4bit`` holds, and the command line.
 
 The oracle for LoRA is peft on transformers' own model built on the meta device (``tests/conftest.py`` ``hf_model``),

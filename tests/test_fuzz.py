@@ -1,4 +1,4 @@
-"""The property behind issue 18: never refuse a model transformers builds, never be silently wrong.
+"""Never refuse a model transformers builds, never be silently wrong.
 
 For every ``model_type`` of :data:`tests.strategies.WIDE` (raw configs drawn from the whole space transformers'
 config classes accept: aliases, absent and null keys, ``head_dim`` not H/A, ``layer_types``, keys that change no

@@ -22,6 +22,7 @@ from ``families``; and a fresh interpreter's ``import helpers.config`` loads not
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ RANKS = {
     "helpers.spec": 0,
     "helpers.families": 1,
     "helpers.config": 2, "helpers.params": 2, "helpers.count": 2, "helpers.report": 2,
-    "helpers.language": 2,  # the language of printed text (report's), where a module of that name exists
+    "helpers.language": 2,  # the language of printed text (report.table and the exercises speak it)
     "helpers.flops": 3, "helpers.memory": 3, "helpers.quantized": 3, "helpers.budget": 3, "helpers.serve": 3,
     "helpers.finetune": 3, "helpers.peak": 3, "helpers.simulate": 3, "helpers.lora": 3, "helpers.fallback": 3,
     "helpers.cli": 4, "helpers.__main__": 4, "helpers.explorer": 4,
@@ -285,3 +286,13 @@ def test_the_graph_sees_every_kind_of_import():
     assert cycles({"a": {"b"}, "b": set()}) == []
     assert rank("helpers.families.llama") == 1 and rank("helpers.plots.peak") == 4 and rank("helpers") == 4
     assert rank("helpers.nowhere") is None
+
+
+def test_no_comment_names_an_issue():
+    """The code says what it does and why, not which issue asked for it: an issue number in a comment or docstring of
+    ``helpers/``, ``tests/`` or ``tools/`` goes stale the day the issue closes."""
+    issue = re.compile(r"\bissue\s*#?\d+", re.IGNORECASE)
+    found = [f"{path.relative_to(ROOT)}:{n}" for folder in ("helpers", "tests", "tools")
+             for path in sorted((ROOT / folder).rglob("*")) if path.suffix in (".py", ".j2")
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if issue.search(line)]
+    assert not found, "issue numbers in the code: " + ", ".join(found)

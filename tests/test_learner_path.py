@@ -7,7 +7,7 @@ Read from the .ipynb files alone (no build, no browser):
 (c) the exercises of a notebook are numbered NN.1, NN.2, ... in the order they appear, each with its solution after it;
 (d) from notebook 06 on, one legend slide ("## Symbols", a ``| symbol | meaning |`` table), and across the series
     each symbol has one meaning;
-(e) deck 09 keeps at most 30 subslides before its appendix (issue 18: 42 subslides were too many for one session).
+(e) deck 09 keeps at most 30 subslides before its appendix (42 subslides were too many for one session).
 """
 
 from __future__ import annotations

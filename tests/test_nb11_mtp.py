@@ -1,4 +1,4 @@
-"""Notebook 11's MTP column (issue: it read 0 for Qwen3-Next): what transformers does with each checkpoint's
+"""Notebook 11's MTP column: what transformers does with each checkpoint's
 multi-token-prediction layers, read from its classes, beside what the shipped configs name.
 
 GLM-4.5 and DeepSeek-V3 name theirs (``num_nextn_predict_layers``) and transformers skips those layers by index when

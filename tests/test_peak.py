@@ -1,4 +1,4 @@
-"""The peak memory of a step (issue 27): the closed form (``helpers.peak``) held to the GPUs' measurements
+"""The peak memory of a step: the closed form (``helpers.peak``) held to the GPUs' measurements
 (``data/gpu_memory.json``) and to the simulator (``helpers.simulate``, the real step on fake tensors), which is
 itself held to the same measurements.
 

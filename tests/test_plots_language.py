@@ -1,4 +1,4 @@
-"""The figures in Chinese (issue 22): helpers.plots.use_language("zh") translates what the figures draw from
+"""The figures in Chinese: helpers.plots.use_language("zh") translates what the figures draw from
 data/zh/plots.json, renders CJK with the vendored font (no system font), and "en" gives back English figures byte
 for byte. No notebook runs here (tools/zh_plot_texts.py does that)."""
 

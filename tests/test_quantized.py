@@ -1,4 +1,4 @@
-"""Quantized checkpoints (issue 20, §2): ``stored_weight_bytes`` exact against the libraries that lay them out.
+"""Quantized checkpoints: ``stored_weight_bytes`` exact against the libraries that lay them out.
 
 FP8 with block scales: equal, byte for byte, to what transformers' FP8 quantizer turns the model into on the meta
 device (``AutoHfQuantizer.from_config(..., pre_quantized=True).preprocess_model``, the model built in bf16 as

@@ -1,4 +1,4 @@
-"""``serve``: KV-cache tokens, sequences and ceilings by vLLM's start-up arithmetic (issue 20 §3)."""
+"""``serve``: KV-cache tokens, sequences and ceilings by vLLM's start-up arithmetic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Build steps and browser checks for the offline slides and HTML pages (issue #6).
+"""Build steps and browser checks for the offline slides and HTML pages.
 
     python tools/build_site.py index build/html/index.html notebooks/*.ipynb
     python tools/build_site.py relink build/html .html notebooks/01_embeddings.ipynb

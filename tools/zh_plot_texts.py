@@ -1,4 +1,4 @@
-"""The texts the notebooks' figures draw in Chinese, and those that data/zh/plots.json leaves in English (issue 22).
+"""The texts the notebooks' figures draw in Chinese, and those that data/zh/plots.json leaves in English.
 
     python tools/zh_plot_texts.py                                   # every English notebook: what is left untranslated
     python tools/zh_plot_texts.py notebooks/03_feed_forward.ipynb --all   # every text drawn, with its Chinese

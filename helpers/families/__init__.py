@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from . import (albert, bert, deepseek_v3, distilbert, electra, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral,
                opt, phi3, qwen2, qwen3, qwen3_moe, t5)
-from . import gemma3_text, gpt_oss, llama4_text, olmo2, qwen3_next, smollm3  # the 2025 decoders of issue 19
-from . import deepseek_v2, glm4_moe  # issue 19: GLM-4.5 and DeepSeek-V2's first latent attention
-from . import modernbert  # the encoder of 2024 (issue 19)
-from . import gemma3, llama4, qwen2_5_vl  # vision-language models of issue 19 (a text family inside a composite config)
+from . import gemma3_text, gpt_oss, llama4_text, olmo2, qwen3_next, smollm3  # the 2025 decoders
+from . import deepseek_v2, glm4_moe  # GLM-4.5 and DeepSeek-V2's first latent attention
+from . import modernbert  # the encoder of 2024
+from . import gemma3, llama4, qwen2_5_vl  # vision-language models (a text family inside a composite config)
 from .base import Family, ModelClass
 
 FAMILIES: dict[str, Family] = {
