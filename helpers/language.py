@@ -45,8 +45,11 @@ class _Dictionary:
 
 
 @functools.lru_cache(maxsize=1)
-def _dictionary() -> _Dictionary:
-    """``data/zh/plots.json``, read once: exact entries, compiled patterns and the words kept as they are."""
+def dictionary() -> _Dictionary:
+    """``data/zh/plots.json``, read once: exact entries, compiled patterns and the words kept as they are.
+
+    No notebook calls it; it works behind the helpers of ``zh/00_overview`` (and the zh edition's checks).
+    """
     data = json.loads(DICTIONARY.read_text(encoding="utf-8"))
     patterns = tuple((re.compile(regex), replacement) for regex, replacement in data.get("patterns", []))
     keep = frozenset(data.get("keep", [])) | frozenset(model_names())  # a config's name (bert-base-uncased) stays
@@ -93,7 +96,7 @@ def translation(text: str) -> tuple[str, bool]:
 
     No notebook calls it; it works behind the helpers of ``zh/00_overview``.
     """
-    d = _dictionary()
+    d = dictionary()
     if "\n" in text:  # an exact entry or a pattern for the whole text (a box whose lines make one sentence)
         whole = _line(text, d)
         if whole[0] != text or text in d.exact:
@@ -120,7 +123,7 @@ def english_words(text: str) -> list[str]:
     A text with English words that no entry of the dictionary covers is what :func:`helpers.plots.untranslated`
     lists. No notebook calls it; it works behind the helpers of ``zh/00_overview``.
     """
-    keep = _dictionary().keep
+    keep = dictionary().keep
     words = []
     for token in _TOKEN.findall(_MATH.sub(" ", text)):
         token = token.strip(".-")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from helpers.language import _dictionary, english_words
+from helpers.language import dictionary, english_words
 from helpers.lessons.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
 
 UNITS = dict(_UNITS)
@@ -436,7 +436,7 @@ def table_headers(text: str) -> list[str]:
 def printed_english(nb: Mapping[str, Any]) -> list[str]:
     """What a zh notebook printed in English where the helpers print Chinese (``use_language("zh")``): a table header
     with English words that is no Chinese the dictionary gives (data/zh/plots.json), an exercise verdict."""
-    d = _dictionary()
+    d = dictionary()
     allowed = set(d.exact.values()) | d.keep
     out = []
     for cell in nb["cells"]:
