@@ -29,8 +29,11 @@ def fmt_share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%"
 
 
-def _width(text: str) -> int:
-    """The columns ``text`` takes in a fixed-width font: two for a wide character (汉字, full-width punctuation)."""
+def display_width(text: str) -> int:
+    """The columns ``text`` takes in a fixed-width font: two for a wide character (汉字, full-width punctuation).
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -41,10 +44,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Seque
     ``parameters`` -> ``参数量``, from ``data/zh/plots.json``); a Chinese character takes two columns.
     """
     cells = [[say(str(h)) for h in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(_width(row[i]) for row in cells) for i in range(len(headers))]
+    widths = [max(display_width(row[i]) for row in cells) for i in range(len(headers))]
 
     def line(row: Sequence[str]) -> str:
-        pads = [" " * (w - _width(cell)) for cell, w in zip(row, widths)]
+        pads = [" " * (w - display_width(cell)) for cell, w in zip(row, widths)]
         parts = [pad + cell if i in right else cell + pad for i, (cell, pad) in enumerate(zip(row, pads))]
         return "  ".join(parts).rstrip()
 

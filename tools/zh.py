@@ -33,13 +33,13 @@ import functools
 import re
 import subprocess
 import sys
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from helpers.language import dictionary, english_words
 from helpers.lessons.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
+from helpers.report import display_width
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
@@ -422,7 +422,7 @@ def _columns(row: str, a: int, b: int) -> str:
     for ch in row:
         if a <= col < b:
             out.append(ch)
-        col += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        col += display_width(ch)
     return "".join(out)
 
 
