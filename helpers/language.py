@@ -12,9 +12,13 @@ as the helpers write it. This module imports no matplotlib, so the command line 
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
+import sys
+import unicodedata
 from dataclasses import dataclass
+from typing import TextIO
 
 from .config import DATA_DIR, model_names
 
@@ -22,6 +26,8 @@ __all__: list[str] = ["current_language", "translate", "english_words"]
 
 LANGUAGES = ("en", "zh")
 DICTIONARY = DATA_DIR / "zh" / "plots.json"
+# the lines the notebooks print, one file per notebook (data/zh/printed/08_flops_and_memory.json): the same format
+PRINTED = DATA_DIR / "zh" / "printed"
 # a word of English prose: letters only, capitalised or lower case (acronyms, CamelCase, code names are not prose)
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 _TOKEN = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -50,10 +56,12 @@ def dictionary() -> _Dictionary:
 
     No notebook calls it; it works behind the helpers of ``zh/00_overview`` (and the zh edition's checks).
     """
-    data = json.loads(DICTIONARY.read_text(encoding="utf-8"))
-    patterns = tuple((re.compile(regex), replacement) for regex, replacement in data.get("patterns", []))
-    keep = frozenset(data.get("keep", [])) | frozenset(model_names())  # a config's name (bert-base-uncased) stays
-    return _Dictionary(dict(data.get("exact", {})), patterns, keep)
+    files = [DICTIONARY, *sorted(PRINTED.glob("*.json"))]
+    data = [json.loads(path.read_text(encoding="utf-8")) for path in files]
+    exact = {k: v for d in data for k, v in d.get("exact", {}).items()}
+    patterns = tuple((re.compile(regex), replacement) for d in data for regex, replacement in d.get("patterns", []))
+    keep = frozenset(w for d in data for w in d.get("keep", [])) | frozenset(model_names())  # bert-base-uncased stays
+    return _Dictionary(exact, patterns, keep)
 
 
 def current_language() -> str:
@@ -64,11 +72,9 @@ def current_language() -> str:
     return STATE.language
 
 
-def _line(text: str, d: _Dictionary) -> tuple[str, bool]:
-    """One line in Chinese, and whether an entry covers it: its exact entry, else the first pattern that matches all
-    of it (the groups named ``t_...`` translated in turn: a model's name stays, its part does not), else the line
-    unchanged (covered when it has no English words).
-    """
+def _match(text: str, d: _Dictionary) -> tuple[str, bool] | None:
+    """``text``'s exact entry or the first pattern that matches all of it, and whether it covers the text; None when no
+    entry does."""
     if text in d.exact:
         return d.exact[text], True
     for regex, replacement in d.patterns:
@@ -86,7 +92,16 @@ def _line(text: str, d: _Dictionary) -> tuple[str, bool]:
                 covered = covered and ok
                 return value
             return _GROUP.sub(group, replacement), covered
-    return text, not english_words(text)
+    return None
+
+
+def _line(text: str, d: _Dictionary) -> tuple[str, bool]:
+    """One line in Chinese, and whether an entry covers it: its exact entry, else the first pattern that matches all
+    of it (the groups named ``t_...`` translated in turn: a model's name stays, its part does not), else the line
+    unchanged (covered when it has no English words).
+    """
+    found = _match(text, d)
+    return found if found is not None else (text, not english_words(text))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -140,3 +155,77 @@ def say(text: str) -> str:
     No notebook calls it; it works behind the helpers of ``zh/00_overview``.
     """
     return text if STATE.language == "en" else translate(text)
+
+
+_CELL = re.compile(r"\S+(?: \S+)*")  # a column of a printed line: words separated by single spaces
+
+
+def display_width(text: str) -> int:
+    """The columns ``text`` takes in a fixed-width font: two for a wide character (汉字, full-width punctuation).
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def printed_line(line: str) -> str:
+    """A line a notebook prints, in Chinese: its entry in the dictionary (``data/zh/plots.json`` and
+    ``data/zh/printed/``), else column by column (columns are separated by two or more spaces, as the notebooks'
+    tables print them), each column starting where it started in English, so a table's rows stay aligned.
+
+    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    """
+    d = dictionary()
+    found = _match(line, d)
+    if found is not None:
+        return found[0]
+    if not english_words(line):
+        return line
+    out = ""
+    for cell in _CELL.finditer(line):
+        text = _line(cell.group(0), d)[0]
+        column = display_width(line[:cell.start()])
+        gap = column - display_width(out)
+        out += " " * (gap if not out.strip() or gap >= 2 else 2) + text
+    return out
+
+
+class _PrintedStream(io.TextIOBase):
+    """``sys.stdout`` in a zh notebook: each line written passes through :func:`printed_line` (a line not yet ended
+    waits for its end, or for a flush)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *done, self.pending = self.pending.split("\n")
+        if done:
+            self.stream.write("".join(printed_line(line) + "\n" for line in done))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(printed_line(self.pending))
+            self.pending = ""
+        self.stream.flush()
+
+    def __getattr__(self, name: str):  # fileno, encoding, isatty ... of the stream underneath
+        return getattr(self.stream, name)
+
+
+def print_in(lang: str) -> None:
+    """In a running notebook (IPython), what the cells print passes through :func:`printed_line` from now on
+    (``"zh"``), or is printed as written (``"en"``). Outside IPython nothing changes.
+
+    No notebook calls it; it works behind the helpers of ``zh/00_overview`` (:func:`helpers.plots.use_language`).
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None or ipython.get_ipython() is None:
+        return
+    if lang == "zh" and not isinstance(sys.stdout, _PrintedStream):
+        sys.stdout = _PrintedStream(sys.stdout)
+    elif lang != "zh" and isinstance(sys.stdout, _PrintedStream):
+        sys.stdout.flush()
+        sys.stdout = sys.stdout.stream

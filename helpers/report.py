@@ -5,10 +5,9 @@ Introduced in ``00_overview``.
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Sequence
 
-from .language import say
+from .language import display_width, say
 
 
 def fmt_int(n: int) -> str:
@@ -29,21 +28,13 @@ def fmt_share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%"
 
 
-def display_width(text: str) -> int:
-    """The columns ``text`` takes in a fixed-width font: two for a wide character (汉字, full-width punctuation).
-
-    No notebook calls it; it works behind the helpers of ``00_overview``.
-    """
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:
     """A fixed-width table; the columns whose indices are in ``right`` are right-aligned.
 
-    Introduced in ``00_overview``. The headers are printed in the reader's language (``use_language("zh")``:
-    ``parameters`` -> ``参数量``, from ``data/zh/plots.json``); a Chinese character takes two columns.
+    Introduced in ``00_overview``. Headers and cells are printed in the reader's language (``use_language("zh")``:
+    ``parameters`` -> ``参数量``, from ``data/zh/``; figures stay as they are); a Chinese character takes two columns.
     """
-    cells = [[say(str(h)) for h in headers]] + [[str(c) for c in row] for row in rows]
+    cells = [[say(str(c)) for c in row] for row in [headers, *rows]]
     widths = [max(display_width(row[i]) for row in cells) for i in range(len(headers))]
 
     def line(row: Sequence[str]) -> str:

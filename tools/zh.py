@@ -37,9 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from helpers.language import dictionary, english_words
+from helpers.language import dictionary, display_width, english_words, printed_line
 from helpers.lessons.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
-from helpers.report import display_width
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
@@ -449,6 +448,29 @@ def printed_english(nb: Mapping[str, Any]) -> list[str]:
     return out
 
 
+# what may stay English in a printed line: code and names in quotes, titles in 《》 or “”, code in backticks
+QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|《[^》]*》|“[^”]*”|`[^`]*`")
+
+
+def printed_prose(nb: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """Each line a zh notebook printed (its stream outputs) that still reads English once
+    :func:`helpers.language.printed_line` has passed over it: ``(cell id, the line, its Chinese so far)``. The stored
+    outputs may be English (not yet executed with the dictionary's entries) or Chinese; an entry for the line, in
+    ``data/zh/printed/``, clears it."""
+    out = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for o in cell.get("outputs", []):
+            if o.get("output_type") != "stream":
+                continue
+            for line in "".join(o["text"]).split("\n"):
+                zh = printed_line(line)
+                if english_words(QUOTED.sub(" ", zh)):
+                    out.append((cell["id"], line, zh))
+    return out
+
+
 def check(paths: list[Path]) -> list[str]:
     """Every problem of the zh edition for these English notebooks: sync, content, stored notebooks."""
     out = []
@@ -472,6 +494,18 @@ def check(paths: list[Path]) -> list[str]:
                         for d in stale_build(en, entries, zh_nb, en_path.name)]
             out += [f"notebooks/zh/{en_path.name}: {d} in English (data/zh/plots.json; `make zh`)"
                     for d in printed_english(zh_nb)]
+            out += printed_problems(zh_path)
+    return out
+
+
+def printed_problems(zh_path: Path, shown: int = 3) -> list[str]:
+    """The lines of a zh notebook that print English: the first ``shown`` of them and how many in all."""
+    prose = printed_prose(load(zh_path))
+    name = zh_path.relative_to(ROOT).as_posix()
+    out = [f"{name}: cell {cell} prints English: {zh!r} (an entry in data/zh/printed/; `make zh`)"
+           for cell, _, zh in prose[:shown]]
+    if len(prose) > shown:
+        out.append(f"{name}: {len(prose) - shown} more lines print English (python tools/zh.py printed {name})")
     return out
 
 
@@ -481,6 +515,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("skeleton", "build", "check"):
         p = sub.add_parser(name)
         p.add_argument("notebooks", type=Path, nargs="*", help="English notebooks (default: all)")
+    p = sub.add_parser("printed", help="the lines a zh notebook prints in English, and their Chinese so far")
+    p.add_argument("--all", action="store_true", help="every printed line, in Chinese: to read the tables' alignment")
+    p.add_argument("notebooks", type=Path, nargs="*", help="zh notebooks (default: all)")
     p = sub.add_parser("stamp")
     p.add_argument("--unchanged", action="store_true",
                    help="the English changed and the translation, as it is, still answers it")
@@ -489,6 +526,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "stamp":
         stamp(args.notebook, args.cells, unchanged=args.unchanged)
+        return 0
+    if args.command == "printed":
+        zh_paths = [p.resolve() for p in args.notebooks] or sorted(ZH_DIR.glob("*.ipynb"))
+        for zh_path in zh_paths:
+            if args.all:
+                for cell in load(zh_path)["cells"]:
+                    text = "".join("".join(o["text"]) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+                    if text:
+                        print(f"--- {zh_path.stem} {cell['id']}\n" + "\n".join(map(printed_line, text.rstrip("\n").split("\n"))))
+                continue
+            for cell, line, zh in printed_prose(load(zh_path)):
+                print(f"{zh_path.stem} {cell}\n  en: {line}\n  zh: {zh}")
         return 0
     paths = [p.resolve() for p in args.notebooks] or english_notebooks()
     if args.command == "skeleton":

@@ -23,7 +23,7 @@ from matplotlib import font_manager
 from matplotlib.text import Text
 
 from ..config import DATA_DIR
-from ..language import LANGUAGES, STATE as _LANGUAGE, current_language, translate, translation
+from ..language import LANGUAGES, STATE as _LANGUAGE, current_language, print_in, translate, translation
 from ..language import english_words  # noqa: F401  (read here by tests/test_plots_language.py)
 
 __all__: list[str] = ["use_language", "current_language", "translate", "untranslated"]
@@ -128,14 +128,15 @@ def _add_fonts(files: Sequence[Path]) -> str:
 
 
 def use_language(lang: str) -> None:
-    """Draw every figure and print every table header and exercise verdict from now on in ``lang``: ``"en"``
-    (English, as the helpers write it) or ``"zh"`` (Chinese).
+    """Draw every figure and print every line from now on in ``lang``: ``"en"`` (English, as the helpers and the
+    notebooks write it) or ``"zh"`` (Chinese).
 
     ``"zh"`` registers the vendored CJK font with matplotlib, appends it to ``font.family`` (Latin stays DejaVu
     Sans, CJK falls back to it glyph by glyph) and translates each text as it is drawn; :func:`helpers.report.table`
-    and :func:`helpers.exercises.check` read the same switch (:mod:`helpers.language`). ``"en"`` puts
-    ``font.family`` and the drawing back as they were (English figures and printed output come out byte for byte as
-    before). Introduced in ``zh/00_overview``.
+    and :func:`helpers.exercises.check` read the same switch (:mod:`helpers.language`), and in a notebook each
+    printed line passes through :func:`helpers.language.printed_line` (its entry in the dictionary, or its columns').
+    ``"en"`` puts ``font.family`` and the drawing back as they were (English figures and printed output come out
+    byte for byte as before). Introduced in ``zh/00_overview``.
     """
     if lang not in LANGUAGES:
         raise ValueError(f"use_language: {lang!r} is not one of {', '.join(map(repr, LANGUAGES))}")
@@ -153,3 +154,4 @@ def use_language(lang: str) -> None:
         _unwrap_text()
         _STATE.saved_rc, _STATE.family = None, ""
     _LANGUAGE.language = lang
+    print_in(lang)
