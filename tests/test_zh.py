@@ -273,6 +273,43 @@ def test_every_hint_and_unit_of_the_checker_has_its_chinese():
 
 @pytest.mark.parametrize("zh_path", ZH, ids=lambda p: p.stem)
 def test_printed_output_is_chinese(zh_path):
-    """Table headers and the checker's verdicts in the stored zh outputs are Chinese (re-run `make zh` after a change
-    to helpers' printing or to data/zh/plots.json)."""
-    assert zh.printed_english(zh.load(zh_path)) == []
+    """Every line the stored zh notebook printed reads Chinese: table headers, the checker's verdicts and the
+    notebooks' own lines (re-run `make zh` after a change to what a notebook or a helper prints, or to data/zh/)."""
+    nb = zh.load(zh_path)
+    assert zh.printed_english(nb) == []
+    left = zh.printed_prose(nb)
+    assert left == [], f"{len(left)} lines print English, e.g. {left[:3]} (python tools/zh.py printed {zh_path})"
+
+
+def test_a_printed_line_is_translated_whole_or_column_by_column(monkeypatch):
+    """An entry for the whole line wins; else each column (two or more spaces apart) is translated and keeps the
+    display column it started at in English, so the rows of a table stay aligned."""
+    from helpers import language
+
+    d = language.dictionary()
+    exact = dict(d.exact, **{"attention weights L·4H²": "注意力权重 L·4H²", "feed-forward weights L·2HI": "前馈网络权重 L·2HI"})
+    patterns = ((language.re.compile(r"file: ([\d,]+) bytes"), r"文件：\g<1> 字节"), *d.patterns)
+    monkeypatch.setattr(language, "dictionary", lambda: language._Dictionary(exact, patterns, d.keep))
+    language.translation.cache_clear()
+    rows = ["attention weights L·4H²       28,311,552", "feed-forward weights L·2HI    56,623,104"]
+    zh_rows = [language.printed_line(r) for r in rows]
+    assert zh_rows == ["注意力权重 L·4H²              28,311,552", "前馈网络权重 L·2HI            56,623,104"]
+    assert {language.display_width(r) for r in zh_rows} == {len(r) for r in rows}  # the figures end where they did
+    assert language.printed_line("file: 90,868,376 bytes") == "文件：90,868,376 字节"
+    assert [language.printed_line(r) for r in zh_rows] == zh_rows  # Chinese passes through unchanged
+    assert language.printed_line("nothing covers this line") == "nothing covers this line"  # stays, and the test
+    # above (test_printed_output_is_chinese) names it
+
+
+def test_the_switch_touches_stdout_only_in_a_notebook():
+    """Outside IPython (the command line, these tests) use_language leaves sys.stdout alone."""
+    import sys
+
+    from helpers.plots import use_language
+
+    before = sys.stdout
+    use_language("zh")
+    try:
+        assert sys.stdout is before
+    finally:
+        use_language("en")

@@ -54,7 +54,7 @@ HEADER = re.compile(r"^<!-- cell (?P<id>\S+) en (?P<sha>[0-9a-f]{12}) -->[ \t]*$
 PREAMBLE = ("<!-- Chinese translation of notebooks/{name}: one entry per Markdown cell, keyed by the cell's id and the\n"
             "     hash of the English text it translates (python tools/zh.py; make zh). Edit the text under a header. -->\n")
 LANGUAGE_CELL_ID = "zh-language"
-LANGUAGE_SOURCE = 'from helpers.plots import use_language\n\nuse_language("zh")  # 图的标题、坐标轴和图例用中文'
+LANGUAGE_SOURCE = 'from helpers.plots import use_language\n\nuse_language("zh")  # 图、表和打印出的每一行都用中文'
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # a figure with thousands separators, as the English prints it (109,482,240)
 GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
