@@ -43,6 +43,12 @@ class Size:
     ``n_embd``: its ``attribute_map``). A ``default`` of None means the family derives the size when the
     file leaves it out (GPT-2's ``n_inner``: 4H); ``nullable`` lets a file write ``null`` for a size that has a
     default, as transformers allows (Mistral's ``sliding_window: null``: no window).
+
+    ``layers`` names the depths (``("L",)``; T5's ``("L", "L_d")``) of the stacks whose layers alone read the size
+    (GPT-2's heads). A null under an alias passes transformers' config class unchecked (its ``attribute_map`` sets the
+    field to None after the type checks) and fails only where a layer reads it: the engine accepts it where every
+    one of these depths is 0 (the model it builds then does not depend on the size, read as its default), and
+    refuses it elsewhere, naming the alias.
     """
 
     key: str
@@ -51,6 +57,7 @@ class Size:
     minimum: int = 1
     aliases: tuple[str, ...] = ()
     nullable: bool = False
+    layers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -298,3 +298,38 @@ def test_hunted_classes(raw, forward, write_config):
     else:
         assert isinstance(ran, Exception) and c.cannot_run["forward"][0] == forward
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
+
+
+NULL_ALIAS = [  # a null under an alias of the head count: transformers' config class sets the field to None unchecked,
+    # and a model of no layers never reads it (refused before); one layer reads it and fails (refused, naming the alias)
+    ({"model_type": "gpt2", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 0, "num_attention_heads": None}, 0),
+    ({"model_type": "distilbert", "vocab_size": 1, "hidden_size": 1, "hidden_dim": 1, "max_position_embeddings": 1,
+      "num_hidden_layers": 0, "num_attention_heads": None}, 0),
+    ({"model_type": "gpt2", "n_layer": 0, "n_head": 4, "num_attention_heads": None}, 0),  # the alias wins: None
+    ({"model_type": "t5", "num_layers": 0, "num_attention_heads": None}, 0),  # the decoder's depth copies 0
+    ({"model_type": "t5", "num_layers": 0, "head_dim": None}, 0),
+    ({"model_type": "gpt2", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": None},
+     "num_attention_heads"),
+    ({"model_type": "distilbert", "num_hidden_layers": 1, "num_attention_heads": None}, "num_attention_heads"),
+    ({"model_type": "t5", "num_hidden_layers": 0, "num_attention_heads": None}, "num_attention_heads"),  # 6 decoder layers
+    ({"model_type": "gpt2", "n_layer": 0, "n_head": None}, "n_head"),  # its own key: the config class checks the type
+]
+
+
+@pytest.mark.parametrize(("raw", "refused"), NULL_ALIAS, ids=lambda r: json.dumps(r))
+def test_null_alias_read_by_layers_alone(raw, refused, write_config):
+    model = built(raw)
+    if refused:
+        assert isinstance(model, Exception)
+        assert_refused(run_cli("count", str(write_config(raw))), refused)
+        return
+    c = parse_config(raw)
+    assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert count_model(c).total == sum(p.numel() for p in model.parameters())
+    measured, _ = forward_pass(built(raw, "cpu"), 1, 1, **hf_kwargs(raw["model_type"]),
+                               **({"decoder_input_ids": torch.zeros(1, 1, dtype=torch.long)} if raw["model_type"] == "t5"
+                                  else {}))
+    assert forward_flops(c, 1, 1).forward == measured
+    path = write_config(raw)
+    for command in (("count",), ("flops", "--batch", "1", "--seq-len", "1"), ("memory", "--seq-len", "1")):
+        assert run_cli(*command, str(path)).returncode == 0
