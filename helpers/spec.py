@@ -88,7 +88,8 @@ class ModelConfig:
     model_class: str | None = None
     # what transformers builds but cannot run, as {"forward": (key, why), "cache": (key, why)}: its forward pass fails
     # (LLaMA's key/value heads not dividing the query heads), or its KV cache does (a sliding_attention layer without a
-    # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`)
+    # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`). "sdpa": the
+    # forward pass fails with transformers' default attention only (eager runs it): refused where a step runs sdpa
     cannot_run: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # the file's ``quantization_config`` as given (a pre-quantized checkpoint: FP8, MXFP4, GPTQ ...), None without one;
     # it changes no parameter count, only the bytes stored (:mod:`helpers.quantized`)
@@ -102,13 +103,14 @@ class ModelConfig:
     # ``helpers.families.FAMILIES[model_type]`` here; None for a config no family reads (the 2017 paper's rows)
     family: Family | None = field(default=None, compare=False, repr=False)
 
-    def check_runs(self, cache: bool = False) -> None:
+    def check_runs(self, cache: bool = False, attn: str | None = None) -> None:
         """Raise a :class:`ConfigError` naming the key when transformers cannot run this model (with ``cache``: or
-        cannot keep its KV cache, or the engine does not model that cache). See ``cannot_run``.
+        cannot keep its KV cache, or the engine does not model that cache; with ``attn="sdpa"``: or cannot run it with
+        sdpa attention). See ``cannot_run``.
 
         No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
         """
-        for what in ("forward", "cache") if cache else ("forward",):
+        for what in ("forward", *(("cache",) if cache else ()), *(("sdpa",) if attn == "sdpa" else ())):
             if what in self.cannot_run:
                 raise ConfigError(*self.cannot_run[what])
 
