@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from .families import FAMILIES, SUPPORTED
 from .spec import ConfigError, Family, Flag, ModelConfig, Size  # noqa: F401  the records live in helpers.spec (layer 0)
-from .spec import read_int as _read_int
+from .spec import evaluate, read_int as _read_int
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MODELS_DIR = DATA_DIR / "models"
@@ -210,7 +210,7 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
         lists = {**lists, **(family.read(raw, sizes, flags) or {})}
     for key, size in unread.values():  # the depths known (T5's decoder's from its read): a layer would read None
-        if any(sizes[depth] for depth in size.layers):
+        if any(evaluate(layers, ModelConfig(name, model_type, sizes, flags)) for layers in size.layers):
             raise _null(key, size)
     # transformers refuses a hidden size the heads do not divide: always (LLaMA), only without head_dim (Qwen2,
     # Qwen3, Phi-3: their projections are A·d_k wide whatever H is) or never (Gemma, T5)

@@ -44,11 +44,11 @@ class Size:
     file leaves it out (GPT-2's ``n_inner``: 4H); ``nullable`` lets a file write ``null`` for a size that has a
     default, as transformers allows (Mistral's ``sliding_window: null``: no window).
 
-    ``layers`` names the depths (``("L",)``; T5's ``("L", "L_d")``) of the stacks whose layers alone read the size
-    (GPT-2's heads). A null under an alias passes transformers' config class unchecked (its ``attribute_map`` sets the
-    field to None after the type checks) and fails only where a layer reads it: the engine accepts it where every
-    one of these depths is 0 (the model it builds then does not depend on the size, read as its default), and
-    refuses it elsewhere, naming the alias.
+    ``layers`` counts, as formulas over the sizes, the layers that alone read the size (GPT-2's heads: ``("L",)``;
+    T5's: ``("L", "L_d")``; DeepSeek-V3's experts, in its sparse layers: ``("L - L_f",)``). A null under an alias
+    passes transformers' config class unchecked (its ``attribute_map`` sets the field to None after the type checks)
+    and fails only where a layer reads it: the engine accepts it where each of these counts is 0 (the model it builds
+    then does not depend on the size, read as its default), and refuses it elsewhere, naming the alias.
     """
 
     key: str

@@ -317,6 +317,23 @@ NULL_ALIAS = [  # a null under an alias of the head count: transformers' config 
 ]
 
 
+def _without(model_type: str, key: str, **change) -> dict:
+    """TINY[model_type] without ``key``, changed."""
+    return {**{k: v for k, v in TINY[model_type].items() if k != key}, **change}
+
+
+NULL_ALIAS += [  # the number of experts, read by the sparse layers alone: none built (a depth of 0, or every layer dense)
+    (_without("mixtral", "num_local_experts", num_hidden_layers=0, num_experts=None), 0),
+    (_without("gpt_oss", "num_local_experts", num_hidden_layers=0, num_experts=None), 0),
+    (_without("deepseek_v2", "n_routed_experts", num_hidden_layers=1, num_experts=None), 0),  # first_k_dense_replace 1
+    (_without("deepseek_v3", "n_routed_experts", num_hidden_layers=1, num_local_experts=None), 0),
+    (_without("glm4_moe", "n_routed_experts", num_hidden_layers=1, num_local_experts=None), 0),
+    (_without("mixtral", "num_local_experts", num_hidden_layers=1, num_experts=None), "num_experts"),
+    (_without("deepseek_v2", "n_routed_experts", num_hidden_layers=2, num_experts=None), "num_experts"),
+    (_without("glm4_moe", "n_routed_experts", num_hidden_layers=2, num_local_experts=None), "num_local_experts"),
+]
+
+
 @pytest.mark.parametrize(("raw", "refused"), NULL_ALIAS, ids=lambda r: json.dumps(r))
 def test_null_alias_read_by_layers_alone(raw, refused, write_config):
     model = built(raw)
