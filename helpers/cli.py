@@ -201,6 +201,7 @@ def _finetune_command(config: ModelConfig, args: argparse.Namespace) -> str:
     alpha = _positive("--alpha", args.alpha, 2 * rank)
     run = _finetune.Finetune(config, args.method, rank, args.targets, batch, seq_len, args.optimizer,
                              args.checkpointing, args.weight_dtype, alpha, args.autocast, args.attn)
+    config.check_runs(attn=run.attn)  # a model only eager attention runs: refused with sdpa
     if args.simulate:
         return _finetune_simulated(config, run, args.json)
     if args.json:
@@ -347,6 +348,7 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
         raise ConfigError("--dtype", f"generate runs the weights in fp32, fp16 or bf16, got {args.dtype!r}")
     if _memory.kv_cache_formula(config) is None:
         raise ConfigError("--new-tokens", f"{config.name} is an encoder: it generates no tokens")
+    config.check_runs(attn=args.attn)  # a model only eager attention runs: refused with sdpa
     doc = _generate_doc(config, batch, seq_len, new_tokens, args)
     if args.json:
         return json.dumps({**_memory.memory_json(result), **doc})

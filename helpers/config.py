@@ -18,19 +18,30 @@ from typing import Any, Mapping
 
 from .families import FAMILIES, SUPPORTED
 from .spec import ConfigError, Family, Flag, ModelConfig, Size  # noqa: F401  the records live in helpers.spec (layer 0)
-from .spec import read_int as _read_int
+from .spec import evaluate, read_int as _read_int
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MODELS_DIR = DATA_DIR / "models"
 
 
-def _read_size(raw: Mapping[str, Any], size: Size) -> int | None:
+def _null(key: str, size: Size) -> ConfigError:
+    return ConfigError(key, f"must be an integer, got null (leave the key out for the default {size.default})")
+
+
+def _read_size(raw: Mapping[str, Any], size: Size, unread: dict[str, tuple[str, Size]]) -> int | None:
+    """The size as transformers reads it (its default where the file leaves it out), checked; None where it stays
+    unset. A null under an alias of a size only layers read (``size.layers``) is read as the default and put in
+    ``unread`` (symbol: (the alias, the size)), to be refused once the depths are known unless they are all 0."""
     nulled = False
     for key in (size.key, *size.aliases):
         if key in raw and raw[key] is None:
             nulled = True
             if size.default is not None and not size.nullable:  # transformers would fail on it
-                raise ConfigError(key, f"must be an integer, got null (leave the key out for the default {size.default})")
+                if key == size.key or not size.layers:  # the config class checks its own field's type
+                    raise _null(key, size)
+                # through the alias the field is set to None unchecked, whatever its own key says
+                unread[size.symbol] = (key, size)
+                return size.default
     given = [key for key in (size.key, *size.aliases) if raw.get(key) is not None]
     if not given:
         return None if nulled and size.nullable else size.default
@@ -185,8 +196,9 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
         if key in raw and raw[key] is not None and raw[key] != expected:
             raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): {why}")
     sizes: dict[str, int] = dict(text.sizes) if text else {}  # a composite: its language model's sizes first
+    unread: dict[str, tuple[str, Size]] = {}  # sizes nulled under an alias: only a model of no layers builds
     for size in family.sizes:
-        value = _read_size(raw, size)
+        value = _read_size(raw, size, unread)
         if value is not None:
             sizes[size.symbol] = value
     flags = {**(text.flags if text else {}), **{flag.key: _read_flag(raw, flag) for flag in family.flags}}
@@ -197,6 +209,9 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     lists: Mapping[str, tuple[int, ...]] = dict(text.lists) if text else {}
     if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
         lists = {**lists, **(family.read(raw, sizes, flags) or {})}
+    for key, size in unread.values():  # the depths known (T5's decoder's from its read): a layer would read None
+        if any(evaluate(layers, ModelConfig(name, model_type, sizes, flags)) for layers in size.layers):
+            raise _null(key, size)
     # transformers refuses a hidden size the heads do not divide: always (LLaMA), only without head_dim (Qwen2,
     # Qwen3, Phi-3: their projections are A·d_k wide whatever H is) or never (Gemma, T5)
     rule = family.heads_divide_hidden

@@ -391,7 +391,7 @@ def fit(raw: Mapping[str, Any], changes: Mapping[str, int] | None = None, batch:
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(key, f"must be a positive integer, got {value!r}")
         config = parse_config(edited(raw, changes or {}), name=name)
-        config.check_runs()
+        config.check_runs(attn=attn)
         result = peak.training_peak(peak.Step(config, method, batch, seq_len, checkpointing, weight_dtype, autocast,
                                               attn, "adamw", rank))
         return result, peak.fits(result)[gpu]

@@ -238,10 +238,11 @@ class Tape:
         self.record(op, [x], [y], saved, grads)
         return y
 
-    def mul(self, a: Tensor, b: Tensor, name: str = "") -> Tensor:
+    def mul(self, a: Tensor, b: Tensor, name: str = "", numel: int | None = None) -> Tensor:
         """``a * b``: saves ``b`` for ``a``'s gradient and ``a`` for ``b``'s (a broadcast operand's gradient is the
-        full-size product summed down: a temporary)."""
-        n = max(a.numel, b.numel)
+        full-size product summed down: a temporary). ``numel``: the product's size where both operands broadcast
+        (a head of 1 against two angles), else the larger operand's."""
+        n = max(a.numel, b.numel) if numel is None else numel
         y = self.new(name or f"{a.name}·{b.name}", n, self.promote(a.dtype, b.dtype), a.grad or b.grad)
         saved = ([b] if a.grad else []) + ([a] if b.grad else [])
         grads, temp = {}, 0
@@ -769,17 +770,28 @@ def _lora_pair(tape: Tape, m: Model, x: Tensor, y: Tensor, d_in: int, d_out: int
     return tape.cast(out, y.dtype)
 
 
-def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
-    """``x·cos + rotate_half(x)·sin``: ``rotate_half`` slices the two halves, negates one, concatenates.
+def angles_width(rotated: int) -> int:
+    """The width of the rotary step's cos and sin for ``rotated`` dimensions of a head: ⌈rotated/2⌉ angles
+    (``inv_freq``), each twice (``cat((freqs, freqs))``). A head of 1 rotated runs 2 wide against them (d_qk).
 
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
-    a = tape.mul(x, cos)
+    return rotated + rotated % 2
+
+
+def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, width: int = 0, angles: int = 0) -> Tensor:
+    """``x·cos + rotate_half(x)·sin``: ``rotate_half`` slices the two halves, negates one, concatenates. ``width`` and
+    ``angles``: each head's width in x and in cos and sin, where the angles are the wider (a head of 1 against one
+    pair: the products broadcast to the angles' width, the queries' and keys' d_qk; ``rotate_half`` keeps x's).
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    n = x.numel // width * angles if width and angles > width else None
+    a = tape.mul(x, cos, numel=n)
     # rotate_half's cat, neg and two slices, as one node: its backward makes a half-size negation and, per slice, a
     # full-size zero tensor the slice's gradient is copied into
     rot = tape.new(f"rotate_half({x.name})", x.numel, x.dtype, x.grad)
     tape.record("rotate_half", [x], [rot], [], {id(x): allocated(x.numel * ITEMSIZE[x.dtype])},
                 temp=allocated(x.numel * ITEMSIZE[x.dtype]) + allocated(x.numel // 2 * ITEMSIZE[x.dtype]))
-    b = tape.mul(rot, sin)
+    b = tape.mul(rot, sin, numel=n)
     return tape.add(a, b)
 
 
@@ -816,6 +828,15 @@ class DecoderSpec:
 LLAMA_SPEC = DecoderSpec()
 
 
+def rotary_angles(m: Model, spec: DecoderSpec = LLAMA_SPEC) -> int:
+    """The width of a LLaMA-like layer's cos and sin (:func:`angles_width`): of the whole head, or of
+    ``partial_rotary_factor`` of it (``rope_cat``, Phi-3); d_qk, not d_k, for a head of 1.
+
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    d = m["d_k"]
+    return angles_width(int(d * float(m.read("partial_rotary_factor", 1.0))) if spec.rope_cat else d)
+
+
 def _norm(tape: Tape, m: Model, spec: DecoderSpec, x: Tensor, width: int, rows: int, name: str) -> Tensor:
     return tape.rms_norm(x, m.param(tape, f"{name}.weight", width), rows, one_plus=spec.norm == "gemma",
                          gain_fp32=spec.norm == "olmo2")
@@ -847,13 +868,13 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
     elif spec.qk_norm == "head":
         q = _norm(tape, m, spec, q, d, T * A, "q_norm")
         k = _norm(tape, m, spec, k, d, T * A_kv, "k_norm")
+    angles = rotary_angles(m, spec)  # a head of 1: queries and keys leave the rotary step d_qk wide, values d_k
     if cos is not None and spec.rope_cat:
-        rot = int(d * float(m.read("partial_rotary_factor", 1.0)))
-        q, k = partial_rope(tape, q, cos, sin, rot, d), partial_rope(tape, k, cos, sin, rot, d)
+        q, k = partial_rope(tape, q, cos, sin, angles, d), partial_rope(tape, k, cos, sin, angles, d)
     elif cos is not None and spec.rope_fp32:
-        q, k = (tape.cast(rope(tape, t, cos, sin), t.dtype) for t in (q, k))
+        q, k = (tape.cast(rope(tape, t, cos, sin, d, angles), t.dtype) for t in (q, k))
     elif cos is not None:
-        q, k = rope(tape, q, cos, sin), rope(tape, k, cos, sin)
+        q, k = rope(tape, q, cos, sin, d, angles), rope(tape, k, cos, sin, d, angles)
     if use_cache:  # a training forward with use_cache fills a DynamicCache: each layer's keys and values copied in
         k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
         v.dtype = k.dtype  # the cache starts as an empty tensor of the keys' dtype: cat promotes the values to it
@@ -899,12 +920,12 @@ def sdpa_kernel(dtype: str, d: int, grouped: bool, mask: bool = False) -> str:
     return "math"
 
 
-def _repeat_kv(tape: Tape, m: Model, k: Tensor, v: Tensor, A: int, d: int) -> tuple[Tensor, Tensor]:
+def _repeat_kv(tape: Tape, k: Tensor, v: Tensor, A: int, A_kv: int) -> tuple[Tensor, Tensor]:
     """Keys and values copied for each query head of their group (transformers' ``repeat_kv``, or SDPA's math path
-    under ``enable_gqa``): (B, A, S, d) each."""
+    under ``enable_gqa``): (B, A, S, d_qk) and (B, A, S, d_k)."""
     k, v = (tape.copy(t, f"{t.name} repeated") for t in (k, v))
     for t in (k, v):
-        t.numel = m.B * A * m.S * d
+        t.numel = t.numel // A_kv * A
         t.storage.nbytes = t.nbytes
     return k, v
 
@@ -919,7 +940,7 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
     B, S = m.B, m.S
     if mask is not None and A_kv != A:
-        k, v = _repeat_kv(tape, m, k, v, A, d)
+        k, v = _repeat_kv(tape, k, v, A, A_kv)
         A_kv = A
     if tape.autocast:  # on CUDA's lower-precision list
         q, k, v = tape.cast(q, "bf16"), tape.cast(k, "bf16"), tape.cast(v, "bf16")
@@ -927,13 +948,13 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
     if mask is not None:  # torch's convert_boolean_attn_mask: zeros of q's dtype, -inf where not(mask)
         bias = tape.new("additive mask", B * S * S, q.dtype, False)
         tape.record("additive mask", [mask], [bias], [], forward_temp=allocated(B * S * S))
-    kernel = sdpa_kernel(q.dtype, d, A_kv != A, mask is not None)
+    kernel = sdpa_kernel(q.dtype, q.numel // (B * S * A), A_kv != A, mask is not None)  # q's width: d_qk
     if kernel == "flash":
         return tape.flash(q, k, v, B * A * S, B * S * A * d)
     if kernel == "efficient":
         return tape.efficient(q, k, v, B * A * (-(-S // 32) * 32), B * S * A * d, bias)
     if A_kv != A:  # enable_gqa on the math path: keys and values repeated for each group
-        k, v = _repeat_kv(tape, m, k, v, A, d)
+        k, v = _repeat_kv(tape, k, v, A, A_kv)
     q, k = tape.scale(q), tape.scale(k)
     w = tape.matmul(q, k, B * A * S * S, "scores")
     if bias is None:
@@ -959,12 +980,12 @@ def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: 
         # a q made by cat is heads first in memory: the kernel's output too, so transpose(1, 2).contiguous() copies
         return tape.copy(out, "attention output (contiguous)") if heads_first else out
     scores = B * A * S * S
-    if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads
+    if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads (keys d_qk wide)
         k = tape.copy(k, "keys repeated")
-        k.numel = B * A * S * d
+        k.numel = k.numel // A_kv * A
         k.storage.nbytes = allocated(k.numel * ITEMSIZE[k.dtype])
         v = tape.copy(v, "values repeated")
-        v.numel = B * A * S * d
+        v.numel = v.numel // A_kv * A
         v.storage.nbytes = allocated(v.numel * ITEMSIZE[v.dtype])
     w = tape.matmul(q, k, scores, "scores")
     w = tape.scale(w)
@@ -984,7 +1005,7 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece.
 
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
-    T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
+    T, H, V = m.tokens, m["H"], m["V"]
     window, every = spec.window(m) if spec.window else (None, True)
     masked = window is not None and m.S >= window and m.step.attn == "sdpa"
     if masked and not every:
@@ -1005,8 +1026,7 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     # the sequence reaches the window: transformers builds the mask (SDPA could not be told is_causal)
     # eager attention adds the causal mask transformers builds once, (B, 1, S, S) in the hidden states' dtype
     mask = window_mask(tape, m) if masked else eager_mask(tape, m, x.dtype)
-    rot = int(d * float(m.read("partial_rotary_factor", 1.0))) if spec.rope_cat else d
-    cos, sin = _rotary(tape, m, "fp32" if spec.rope_fp32 else x.dtype, rot)
+    cos, sin = _rotary(tape, m, "fp32" if spec.rope_fp32 else x.dtype, rotary_angles(m, spec))
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
     for i in range(m.layers):
         tape.layer = i
@@ -1196,7 +1216,8 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     positions = tape.new("cache_position", m.S, "int64", False)
     tape.record("arange", [], [positions], [])
     mask = eager_mask(tape, m, x.dtype)
-    cos, sin = _rotary(tape, m, x.dtype, rot)
+    angles = angles_width(rot)  # 2 for a head of 1: its queries and keys run 2 wide (d_qk)
+    cos, sin = _rotary(tape, m, x.dtype, angles)
     use_cache = bool(m.read("use_cache", True)) and m.step.checkpointing == "none"
     bias = m.config.flags.get("attention_bias", True)
     for i in range(m.layers):
@@ -1205,7 +1226,7 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
         h = tape.layer_norm(x, m.param(tape, "input_layernorm.weight", H), m.param(tape, "input_layernorm.bias", H), T)
         qkv = projection(tape, m, h, H, 3 * H, "query_key_value", bias)
         q, k, v = tape.split(qkv, ("q", "k", "v"))
-        q, k = partial_rope(tape, q, cos, sin, rot, d), partial_rope(tape, k, cos, sin, rot, d)
+        q, k = partial_rope(tape, q, cos, sin, angles, d), partial_rope(tape, k, cos, sin, angles, d)
         if use_cache:
             k, v = tape.copy(k, "cached keys"), tape.copy(v, "cached values")
             v.dtype = k.dtype
@@ -1240,14 +1261,16 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
 
 
 def partial_rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, rot: int, d: int) -> Tensor:
-    """GPT-NeoX's rotary on the first ``rot`` of each head's ``d`` values, the rest passed through: ``cat`` of the two
-    (a new tensor, heads first in memory).
+    """GPT-NeoX's rotary on the first ``rot`` (the angles' width, ``cos.shape[-1]``) of each head's ``d`` values, the
+    rest passed through: ``cat`` of the two (a new tensor, heads first in memory). A head of 1 against 2 angles comes
+    out 2 wide (d_qk).
 
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
-    part = tape.view(x, f"{x.name}[..., :rot]", x.numel * rot // d)
+    turned = min(rot, d)  # x[..., :rot] of a narrower head: all of it
+    part = tape.view(x, f"{x.name}[..., :rot]", x.numel * turned // d)
     rest = tape.view(x, f"{x.name}[..., rot:]", x.numel - part.numel)
-    rotated = rope(tape, part, cos, sin)
-    out = tape.new(f"rotary {x.name}", x.numel, tape.promote(rotated.dtype, x.dtype), x.grad)
+    rotated = rope(tape, part, cos, sin, turned, rot)
+    out = tape.new(f"rotary {x.name}", rotated.numel + rest.numel, tape.promote(rotated.dtype, x.dtype), x.grad)
     tape.record("cat", [rotated, rest], [out], [], {id(rotated): 0, id(rest): 0})
     return out
 
@@ -1384,19 +1407,19 @@ PROGRAMS: dict[str, Callable[[Tape, Model], Tensor]] = {
 
 def _buffers(m: Model) -> int:
     """The model's buffers, as transformers registers them: the rotary ``inv_freq`` and ``original_inv_freq`` (fp32,
-    half a head's rotated width each), BERT's ``position_ids`` and ``token_type_ids`` (int64, P each); GPT-2 none."""
+    one angle per pair of a head's rotated width, ⌈rotated/2⌉, each), BERT's ``position_ids`` and ``token_type_ids``
+    (int64, P each); GPT-2 none."""
     kind = m.config.model_type
     if kind in ENCODERS:
         return 2 * allocated(8 * m["P"])
     if kind == "gpt2":
         return 0
-    if kind == "gemma":  # and the embeddings' scale, √H as a 0-d fp32 buffer
-        return 2 * allocated(4 * (m["d_k"] // 2)) + BLOCK
     if kind == "gpt_neox":
         d = m["H"] // m["A"]
         rot = int(d * float(m.read("rotary_pct", m.read("partial_rotary_factor", 0.25))))
-        return 2 * allocated(4 * (rot // 2))
-    return 2 * allocated(4 * (m["d_k"] // 2))
+        return 2 * allocated(4 * (angles_width(rot) // 2))
+    inv_freq = 2 * allocated(4 * (rotary_angles(m, SPECS.get(kind, LLAMA_SPEC)) // 2))
+    return inv_freq + (BLOCK if kind == "gemma" else 0)  # Gemma: and the embeddings' scale, √H as a 0-d fp32 buffer
 
 
 def resident(step: Step) -> dict[str, int]:
@@ -1711,7 +1734,7 @@ def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
     token's logits copied to fp32. Returns the cache's tensors.
 
     No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
-    T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
+    T, H, V = m.tokens, m["H"], m["V"]
     ids = tape.input("input_ids", T, "int64")
     mask = tape.new("attention_mask (ones)", T, "int64", False)  # generate's, for the whole call
     tape.record("ones_like", [], [mask], [])
@@ -1724,7 +1747,7 @@ def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
     # generate's position_ids, one row per sequence (the mask's cumsum − 1, then a contiguous clone of the prompt's)
     rows = [tape.new(name, T, "int64", False) for name in ("position_ids", "position_ids (clone)")]
     tape.record("position_ids", [mask], rows, [])
-    cos, sin = _rotary(tape, m, x.dtype, d, rows=m.B)
+    cos, sin = _rotary(tape, m, x.dtype, rotary_angles(m), rows=m.B)
     mask = eager_mask(tape, m, x.dtype)
     cache: list[Tensor] = []
     for i in range(m.layers):

@@ -43,6 +43,12 @@ class Size:
     ``n_embd``: its ``attribute_map``). A ``default`` of None means the family derives the size when the
     file leaves it out (GPT-2's ``n_inner``: 4H); ``nullable`` lets a file write ``null`` for a size that has a
     default, as transformers allows (Mistral's ``sliding_window: null``: no window).
+
+    ``layers`` counts, as formulas over the sizes, the layers that alone read the size (GPT-2's heads: ``("L",)``;
+    T5's: ``("L", "L_d")``; DeepSeek-V3's experts, in its sparse layers: ``("L - L_f",)``). A null under an alias
+    passes transformers' config class unchecked (its ``attribute_map`` sets the field to None after the type checks)
+    and fails only where a layer reads it: the engine accepts it where each of these counts is 0 (the model it builds
+    then does not depend on the size, read as its default), and refuses it elsewhere, naming the alias.
     """
 
     key: str
@@ -51,6 +57,7 @@ class Size:
     minimum: int = 1
     aliases: tuple[str, ...] = ()
     nullable: bool = False
+    layers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,8 @@ class ModelConfig:
     model_class: str | None = None
     # what transformers builds but cannot run, as {"forward": (key, why), "cache": (key, why)}: its forward pass fails
     # (LLaMA's key/value heads not dividing the query heads), or its KV cache does (a sliding_attention layer without a
-    # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`)
+    # window) or is not modelled; ``count`` answers, the commands that run it refuse (:meth:`check_runs`). "sdpa": the
+    # forward pass fails with transformers' default attention only (eager runs it): refused where a step runs sdpa
     cannot_run: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # the file's ``quantization_config`` as given (a pre-quantized checkpoint: FP8, MXFP4, GPTQ ...), None without one;
     # it changes no parameter count, only the bytes stored (:mod:`helpers.quantized`)
@@ -95,13 +103,14 @@ class ModelConfig:
     # ``helpers.families.FAMILIES[model_type]`` here; None for a config no family reads (the 2017 paper's rows)
     family: Family | None = field(default=None, compare=False, repr=False)
 
-    def check_runs(self, cache: bool = False) -> None:
+    def check_runs(self, cache: bool = False, attn: str | None = None) -> None:
         """Raise a :class:`ConfigError` naming the key when transformers cannot run this model (with ``cache``: or
-        cannot keep its KV cache, or the engine does not model that cache). See ``cannot_run``.
+        cannot keep its KV cache, or the engine does not model that cache; with ``attn="sdpa"``: or cannot run it with
+        sdpa attention). See ``cannot_run``.
 
         No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
         """
-        for what in ("forward", "cache") if cache else ("forward",):
+        for what in ("forward", *(("cache",) if cache else ()), *(("sdpa",) if attn == "sdpa" else ())):
             if what in self.cannot_run:
                 raise ConfigError(*self.cannot_run[what])
 

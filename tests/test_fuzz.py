@@ -39,6 +39,7 @@ from helpers.cli import main as cli_main
 from helpers.config import ConfigError
 from helpers.flops import forward_flops, max_seq_len
 from helpers.memory import kv_cache_bytes
+from helpers.spec import ATTENTION_SCORES
 
 from .conftest import (
     assert_refused, assert_runs_where_transformers_runs, forward_error, held_bytes, hf_model, recurrent_delta_rule,
@@ -298,3 +299,109 @@ def test_hunted_classes(raw, forward, write_config):
     else:
         assert isinstance(ran, Exception) and c.cannot_run["forward"][0] == forward
     assert_runs_where_transformers_runs(write_config(raw), forward, None)
+
+
+NULL_ALIAS = [  # a null under an alias of the head count: transformers' config class sets the field to None unchecked,
+    # and a model of no layers never reads it (refused before); one layer reads it and fails (refused, naming the alias)
+    ({"model_type": "gpt2", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 0, "num_attention_heads": None}, 0),
+    ({"model_type": "distilbert", "vocab_size": 1, "hidden_size": 1, "hidden_dim": 1, "max_position_embeddings": 1,
+      "num_hidden_layers": 0, "num_attention_heads": None}, 0),
+    ({"model_type": "gpt2", "n_layer": 0, "n_head": 4, "num_attention_heads": None}, 0),  # the alias wins: None
+    ({"model_type": "t5", "num_layers": 0, "num_attention_heads": None}, 0),  # the decoder's depth copies 0
+    ({"model_type": "t5", "num_layers": 0, "head_dim": None}, 0),
+    ({"model_type": "gpt2", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": None},
+     "num_attention_heads"),
+    ({"model_type": "distilbert", "num_hidden_layers": 1, "num_attention_heads": None}, "num_attention_heads"),
+    ({"model_type": "t5", "num_hidden_layers": 0, "num_attention_heads": None}, "num_attention_heads"),  # 6 decoder layers
+    ({"model_type": "gpt2", "n_layer": 0, "n_head": None}, "n_head"),  # its own key: the config class checks the type
+]
+
+
+def _without(model_type: str, key: str, **change) -> dict:
+    """TINY[model_type] without ``key``, changed."""
+    return {**{k: v for k, v in TINY[model_type].items() if k != key}, **change}
+
+
+NULL_ALIAS += [  # the number of experts, read by the sparse layers alone: none built (a depth of 0, or every layer dense)
+    (_without("mixtral", "num_local_experts", num_hidden_layers=0, num_experts=None), 0),
+    (_without("gpt_oss", "num_local_experts", num_hidden_layers=0, num_experts=None), 0),
+    (_without("deepseek_v2", "n_routed_experts", num_hidden_layers=1, num_experts=None), 0),  # first_k_dense_replace 1
+    (_without("deepseek_v3", "n_routed_experts", num_hidden_layers=1, num_local_experts=None), 0),
+    (_without("glm4_moe", "n_routed_experts", num_hidden_layers=1, num_local_experts=None), 0),
+    (_without("mixtral", "num_local_experts", num_hidden_layers=1, num_experts=None), "num_experts"),
+    (_without("deepseek_v2", "n_routed_experts", num_hidden_layers=2, num_experts=None), "num_experts"),
+    (_without("glm4_moe", "n_routed_experts", num_hidden_layers=2, num_local_experts=None), "num_local_experts"),
+]
+
+
+@pytest.mark.parametrize(("raw", "refused"), NULL_ALIAS, ids=lambda r: json.dumps(r))
+def test_null_alias_read_by_layers_alone(raw, refused, write_config):
+    model = built(raw)
+    if refused:
+        assert isinstance(model, Exception)
+        assert_refused(run_cli("count", str(write_config(raw))), refused)
+        return
+    c = parse_config(raw)
+    assert [(p.name, p.shape) for p in param_table(c)] == [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert count_model(c).total == sum(p.numel() for p in model.parameters())
+    measured, _ = forward_pass(built(raw, "cpu"), 1, 1, **hf_kwargs(raw["model_type"]),
+                               **({"decoder_input_ids": torch.zeros(1, 1, dtype=torch.long)} if raw["model_type"] == "t5"
+                                  else {}))
+    assert forward_flops(c, 1, 1).forward == measured
+    path = write_config(raw)
+    for command in (("count",), ("flops", "--batch", "1", "--seq-len", "1"), ("memory", "--seq-len", "1")):
+        assert run_cli(*command, str(path)).returncode == 0
+
+
+NO_KEY_HEADS = [  # DeepSeek-V2 with A_kv > A: repeat_kv repeats the A key and value heads A // A_kv = 0 times; one query
+    # head broadcasts against none, and values 0 wide leave o_proj's input 0 wide: eager attention runs it, with scores
+    # of 0 heads, no FLOP (flops and memory refused it before); sdpa fails to reshape its output (refused there)
+    {"model_type": "deepseek_v2", "vocab_size": 1, "hidden_size": 1, "num_attention_heads": 1, "num_key_value_heads": 2,
+     "num_hidden_layers": 1, "q_lora_rank": None, "kv_lora_rank": 0, "qk_nope_head_dim": 2, "qk_rope_head_dim": 2,
+     "v_head_dim": 0, "intermediate_size": 1, "first_k_dense_replace": 1},
+    {"model_type": "deepseek_v2", "vocab_size": 1, "hidden_size": 1, "num_attention_heads": 1, "num_hidden_layers": 1,
+     "kv_lora_rank": 0, "qk_nope_head_dim": 2, "qk_rope_head_dim": 2, "v_head_dim": 0, "intermediate_size": 1,
+     "moe_intermediate_size": 1, "first_k_dense_replace": 0, "n_group": 1, "topk_group": 1, "num_experts_per_tok": 0,
+     "n_shared_experts": 0, "num_key_value_heads": 2, "routed_scaling_factor": 1.0, "n_routed_experts": 1},  # as hunted
+]
+
+
+def _sdpa_forward_fails(raw: dict) -> bool:
+    config = transformers.AutoConfig.for_model(**raw)
+    config._attn_implementation = "sdpa"
+    model = transformers.DeepseekV2ForCausalLM(config)
+    try:
+        with torch.no_grad():
+            model(torch.zeros(1, 3, dtype=torch.long), use_cache=True)
+    except RuntimeError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("raw", NO_KEY_HEADS, ids=lambda r: json.dumps(r))
+def test_no_key_head_left_runs_eager(raw, write_config):
+    c = parse_config(raw)
+    assert list(c.cannot_run) == ["sdpa"] and c.cannot_run["sdpa"][0] == "num_key_value_heads"
+    model = built(raw, "cpu").eval()
+    for B, S in ((1, 1), (2, 3)):
+        measured, held = forward_pass(model, B, S, use_cache=True)
+        flops = forward_flops(c, B, S)
+        assert flops.forward == measured and {line.component: line.formula for line in flops.lines}[ATTENTION_SCORES] == "0"
+        assert kv_cache_bytes(c, B, S, "fp32") == held
+    assert _sdpa_forward_fails(raw)
+    path = write_config(raw)
+    assert_runs_where_transformers_runs(path, None, None)
+    for command in ("memory", "finetune"):
+        tail = ("--new-tokens", "1") if command == "memory" else ("--method", "full")
+        assert_refused(run_cli(command, str(path), "--seq-len", "3", *tail), "num_key_value_heads")  # sdpa, the default
+    # eager: the heads pass (DeepSeek-V2's generate has no closed form: refused, naming model_type)
+    assert_refused(run_cli("memory", str(path), "--seq-len", "3", "--new-tokens", "1", "--attn", "eager"), "model_type")
+
+
+@pytest.mark.parametrize("change", [{"v_head_dim": 1}, {"num_attention_heads": 2, "num_key_value_heads": 3, "hidden_size": 2}],
+                         ids=lambda r: json.dumps(r))
+def test_no_key_head_left_fails_otherwise(change, write_config):
+    raw = {**NO_KEY_HEADS[0], **change}
+    assert isinstance(forward_error(raw, "cpu"), Exception)
+    assert parse_config(raw).cannot_run["forward"][0] == "num_key_value_heads"
+    assert_runs_where_transformers_runs(write_config(raw), "num_key_value_heads", None)

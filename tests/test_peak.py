@@ -15,6 +15,7 @@ import pytest
 
 from helpers import peak as P
 from helpers.config import DATA_DIR, parse_config, read_json, resolve
+from helpers.memory import kv_cache_bytes
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -162,9 +163,17 @@ SMALL = {
     "bert": {"hidden_size": 128, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
              "vocab_size": 500},
 }
+# a head of 1 (d_k = 1): transformers' rotary step broadcasts it against one pair of angles, so queries and keys run
+# d_qk = 2 wide, values 1 (the kernel: SDPA's math path, or eager)
+WIDENED = {"qwen3-head-1": ("qwen3", {"head_dim": 1}), "llama-head-1": ("llama", {"head_dim": 1}),
+           "gemma-head-1": ("gemma", {"head_dim": 1}), "phi3-head-1": ("phi3", {"hidden_size": 4}),
+           "olmo2-head-1": ("olmo2", {"hidden_size": 4}), "smollm3-head-1": ("smollm3", {"hidden_size": 4}),
+           "gpt_neox-head-1": ("gpt_neox", {"hidden_size": 4, "rotary_pct": 1.0})}
+SMALL.update({name: {**SMALL[family], **change} for name, (family, change) in WIDENED.items()})
 MODEL = {"llama": "llama-7b", "mistral": "mistral-7b-v0.1", "mistral-window": "mistral-7b-v0.1", "qwen2": "qwen2-7b",
          "qwen3": "qwen3-8b", "smollm3": "smollm3-3b", "phi3": "phi-3-mini-4k-instruct", "olmo2": "olmo-2-1124-7b",
          "gemma": "gemma-7b", "gpt2": "gpt2-medium", "gpt_neox": "pythia-1b", "bert": "bert-base-uncased"}
+MODEL.update({name: MODEL[family] for name, (family, _) in WIDENED.items()})
 FP32_AMP = ("full", "fp32", "bf16", "none", "sdpa")  # torch AMP: fp32 weights, bf16 autocast
 PURE_BF16 = ("full", "bf16", "none", "none", "sdpa")
 LORA = ("lora", "bf16", "none", "none", "sdpa")
@@ -182,6 +191,10 @@ EXACT += [("bert", m) for m in (FP32_AMP, LORA, FP32)]
 EXACT += [("mistral-window", AMP_CKPT)]
 EXACT += [(f, m) for f in ("phi3", "olmo2") for m in (FP32_AMP, PURE_BF16, LORA, LORA_AMP, FP32, EAGER, LORA_EAGER)]
 EXACT += [("phi3", AMP_CKPT)]
+# widened queries and keys: wherever the same layer with a head of 2 is exact (SDPA's math path under autocast is
+# not, a head of 1 or 2 alike: each of q, k and v adds to a difference that shrinks as the head widens)
+EXACT += [(name, m) for name in WIDENED for m in (FP32, EAGER)]
+EXACT += [(name, AMP_CKPT) for name in ("phi3-head-1", "olmo2-head-1", "smollm3-head-1")]
 
 # Where the tape and the run part, by how much at most (a fraction of the phase's activations), and why. Each is a
 # difference inside one layer's backward: the tape runs a layer's nodes in reverse order of creation; torch's engine
@@ -346,3 +359,14 @@ def test_a_deep_stack_folded_equals_it_written_out(model, monkeypatch):
             patch.setattr(P, "FOLDABLE", ())
             whole = P.training_peak(step).phase_totals()
         assert folded == whole, (layers, method, ckpt, attn)
+
+
+@pytest.mark.parametrize("attn", P.ATTN)
+def test_generate_caches_keys_as_wide_as_the_rotary_step_leaves_them(attn):
+    """A head of 1: generate's cache holds keys d_qk = 2 wide and values 1 (transformers' DynamicCache: held against
+    it by tests/test_fuzz.py through kv_cache_bytes); 64 tokens, so each layer's tensors fill whole 512-byte blocks."""
+    raw = {**read_json(resolve("llama-7b")), **SMALL["llama-head-1"]}
+    config = parse_config(raw)
+    assert (config["d_k"], config["d_qk"]) == (1, 2)
+    peak = P.generate_peak(config, 2, 62, 3, "bf16", attn)
+    assert peak.phases[P.DECODE]["KV cache"] == kv_cache_bytes(config, 2, 64, "bf16")

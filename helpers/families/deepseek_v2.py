@@ -135,7 +135,7 @@ DEEPSEEK_V2 = replace(
         Size("intermediate_size", "I", 11008),  # the dense layers' SwiGLU
         Size("moe_intermediate_size", "I_e", 1407),  # each routed expert's SwiGLU, and n_s of them shared
         Size("max_position_embeddings", "P", 2048),
-        Size("n_routed_experts", "E", 64, minimum=0, aliases=("num_experts",)),  # attribute_map: num_experts
+        Size("n_routed_experts", "E", 64, minimum=0, aliases=("num_experts",), layers=("L - L_f",)),  # attribute_map: num_experts
         Size("num_experts_per_tok", "k", None, minimum=0, nullable=True),  # null (the default): k read as E
         Size("n_shared_experts", "n_s", 2, minimum=0),
         Size("first_k_dense_replace", "L_f", 0, minimum=0),

@@ -199,7 +199,8 @@ def _flops(c: ModelConfig) -> dict[str, str]:
     return {
         EMBEDDINGS: "0",
         ATTENTION_PROJECTIONS: f"2*L*B*S*({_attention_matrices(c)})",
-        ATTENTION_SCORES: "2*L*B*S**2*A*(d_k + d_v)",  # QKᵀ over d_k, then the weights times V over d_v
+        # QKᵀ over d_k, then the weights times V over d_v; no key head left (:func:`no_key_heads`): none
+        ATTENTION_SCORES: "0" if no_key_heads(c.sizes) else "2*L*B*S**2*A*(d_k + d_v)",
         FEED_FORWARD: feed_forward_flops(c),
         LAYER_NORM: "0",
         LM_HEAD: "2*B*S*V*H",
@@ -230,6 +231,17 @@ def rotary_problem(sizes: Mapping[str, int]) -> str | None:
     return None
 
 
+def no_key_heads(sizes: Mapping[str, int]) -> bool:
+    """True where attention runs on no key at all: A_kv > A repeats the A re-projected key and value heads
+    A // A_kv = 0 times, and that runs only where the one query head (A = 1) broadcasts against the 0 key heads and
+    the output, 0 heads of d_v, is as wide as ``o_proj``'s input, A·d_v = 0 (d_v = 0). Its scores and weighted values
+    are then 0 × S × S: no FLOP, no byte.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    return sizes["A_kv"] > sizes["A"] == 1 and sizes["d_v"] == 0
+
+
 def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool],
          router: Callable[[Mapping[str, Any], Mapping[str, int]], tuple[str, str] | None] | None = None,
          rotary: Callable[[Mapping[str, int]], str | None] = rotary_problem) -> dict[str, tuple[str, str]]:
@@ -247,10 +259,11 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     problems.pop("forward", None)  # LLaMA's check of the heads is not this model's
     A, A_kv = sizes["A"], sizes["A_kv"]
     found: tuple[str, str] | None = None
-    if A // A_kv != 1 and sizes["L"]:
+    if A // A_kv != 1 and not no_key_heads(sizes) and sizes["L"]:
         found = ("num_key_value_heads", f"{A_kv} against num_attention_heads = {A}: transformers repeats each of the "
                                         f"{A} heads' keys num_attention_heads // num_key_value_heads = {A // A_kv} times "
-                                        "and its forward pass fails unless that is 1")
+                                        "and its forward pass fails unless that is 1 (or 0, with one query head and "
+                                        "values 0 wide)")
     elif sizes["L"] and (why := rotary(sizes)) is not None:  # DeepSeek-V2's: :func:`~.deepseek_v2.rotary_problem`
         found = ("qk_rope_head_dim", why)
     elif sizes["d_nope"] + sizes["d_v"] == 0 and sizes["L"]:  # DeepSeek-V2 accepts a d_v of 0
@@ -260,6 +273,11 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
         found = router(raw, sizes) if router is not None else router_problem(sizes)
     if found is not None:
         problems["forward"] = found
+    elif no_key_heads(sizes) and sizes["L"]:
+        problems["sdpa"] = ("num_key_value_heads", f"{A_kv} against num_attention_heads = {A}: no key head is left "
+                                                   "(num_attention_heads // num_key_value_heads = 0), which eager "
+                                                   "attention runs and sdpa attention (transformers' default) cannot "
+                                                   "(its output of 0 heads fails to reshape): run it with eager attention")
     return problems
 
 
@@ -311,7 +329,7 @@ DEEPSEEK_V3 = Family(
         Size("intermediate_size", "I", 18432),  # the dense layers' SwiGLU
         Size("moe_intermediate_size", "I_e", 2048),  # each routed expert's SwiGLU, and n_s of them shared
         Size("max_position_embeddings", "P", 4096),
-        Size("n_routed_experts", "E", 256, aliases=("num_local_experts",)),
+        Size("n_routed_experts", "E", 256, aliases=("num_local_experts",), layers=("L - L_f",)),  # the sparse layers
         Size("num_experts_per_tok", "k", 8, minimum=0),  # 0: the router runs, no expert does
         Size("n_shared_experts", "n_s", 1, minimum=0),  # 0: no shared experts (their tensors are 0 wide)
         Size("first_k_dense_replace", "L_f", 3, minimum=0),

@@ -75,7 +75,7 @@ DISTILBERT = Family(
         Size("vocab_size", "V", 30522),
         Size("dim", "H", 768, aliases=("hidden_size",)),  # DistilBertConfig's attribute_map
         Size("n_layers", "L", 6, minimum=0, aliases=("num_hidden_layers",)),
-        Size("n_heads", "A", 12, aliases=("num_attention_heads",)),
+        Size("n_heads", "A", 12, aliases=("num_attention_heads",), layers=("L",)),  # read by the attention alone
         Size("hidden_dim", "I", 4 * 768),  # a fixed default, not 4·dim
         Size("max_position_embeddings", "P", 512),
     ),

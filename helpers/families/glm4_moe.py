@@ -159,7 +159,7 @@ GLM4_MOE = Family(
         Size("intermediate_size", "I", 10944),  # the dense layers' SwiGLU
         Size("moe_intermediate_size", "I_e", 1408),  # each routed expert's SwiGLU, and n_s of them shared
         Size("max_position_embeddings", "P", 131072),
-        Size("n_routed_experts", "E", 128, aliases=("num_local_experts",)),
+        Size("n_routed_experts", "E", 128, aliases=("num_local_experts",), layers=("L - L_f",)),
         Size("num_experts_per_tok", "k", 8, minimum=0),  # 0: the router runs, no expert does
         Size("n_shared_experts", "n_s", 1, minimum=0),  # 0: no shared experts (their tensors are 0 wide)
         Size("first_k_dense_replace", "L_f", 1, minimum=0),

@@ -151,7 +151,7 @@ GPT2 = Family(
         Size("vocab_size", "V", 50257),
         Size("n_embd", "H", 768, aliases=("hidden_size",)),
         Size("n_layer", "L", 12, minimum=0, aliases=("num_hidden_layers",)),
-        Size("n_head", "A", 12, aliases=("num_attention_heads",)),
+        Size("n_head", "A", 12, aliases=("num_attention_heads",), layers=("L",)),  # read by GPT2Attention alone
         Size("n_inner", "I", None),  # None: 4 * n_embd
         Size("n_positions", "P", 1024, aliases=("max_position_embeddings",)),
         *WINDOWS,

@@ -122,7 +122,7 @@ GPT_OSS = Family(
         Size("head_dim", "d_k", 64),  # not H // A
         Size("intermediate_size", "I", 2880),
         Size("max_position_embeddings", "P", 131072),
-        Size("num_local_experts", "E", 128, minimum=0, aliases=("num_experts",)),
+        Size("num_local_experts", "E", 128, minimum=0, aliases=("num_experts",), layers=("L",)),
         Size("num_experts_per_tok", "k", 4, minimum=0),
         Size("sliding_window", "W", 128, minimum=-2**63, nullable=True),
         llama.CHUNK,

@@ -133,9 +133,13 @@ def flops(c: ModelConfig) -> dict[str, str]:
     return with_scores(c, FLOPS)
 
 
-def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
+def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     """A_kv = A unless given (multi-head attention). Key/value heads that do not divide the query heads still build
-    (the projections are A_kv·d_k wide): :func:`runs` refuses them for the commands that run the model."""
+    (the projections are A_kv·d_k wide): :func:`runs` refuses them for the commands that run the model. LLaMA's
+    ``Family.derive``, and the end of Mistral's.
+
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    """
     sizes.setdefault("A_kv", sizes["A"])
 
 
@@ -459,7 +463,7 @@ LLAMA = Family(
         CHUNK,
     ),
     flags=(Flag("tie_word_embeddings", False), Flag("attention_bias", False), Flag("mlp_bias", False)),
-    derive=_derive,
+    derive=derive,
     read=_read,
     runs=_runs,
     pad_token_id=None,

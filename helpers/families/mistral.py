@@ -27,7 +27,7 @@ def _derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     then LLaMA's: A_kv = A unless given."""
     if sizes.get("d_k") == 0:
         del sizes["d_k"]
-    llama._derive(sizes, keys)
+    llama.derive(sizes, keys)
 
 
 _read, _runs = llama.hooks(default=4096)  # sliding_window 4096 unless given (null: no window)

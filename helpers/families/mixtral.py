@@ -84,7 +84,7 @@ MIXTRAL = Family(
         Size("head_dim", "d_k", None),  # None: H // A
         Size("intermediate_size", "I", 14336),
         Size("max_position_embeddings", "P", 4096 * 32),
-        Size("num_local_experts", "E", 8, minimum=0, aliases=("num_experts",)),  # 0: tensors 0 wide, k > 0 cannot route
+        Size("num_local_experts", "E", 8, minimum=0, aliases=("num_experts",), layers=("L",)),  # 0: tensors 0 wide, k > 0 cannot route
         Size("num_experts_per_tok", "k", 2, minimum=0),  # 0: the router runs, no expert does
         llama.WINDOW,  # MixtralConfig's sliding_window, None by default
         llama.CHUNK,

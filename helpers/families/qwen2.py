@@ -33,8 +33,9 @@ def _max_window_layers(raw: Mapping[str, Any], sizes: Mapping[str, int], window:
 
 _read_cache, _runs = llama.hooks(default=4096, switch="use_sliding_window", types=_max_window_layers, keep_l_w=True,
                                  stored_head=False, masks=True)
-_read_cache_qwen3, _runs_qwen3 = llama.hooks(default=4096, switch="use_sliding_window", types=_max_window_layers,
-                                             keep_l_w=True, masks=True)
+# Qwen3's runs (helpers.families.qwen3): Qwen2's, with head_dim checked as Qwen3Config stores it (an odd one refused)
+_, runs_qwen3 = llama.hooks(default=4096, switch="use_sliding_window", types=_max_window_layers, keep_l_w=True,
+                            masks=True)
 
 
 def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:

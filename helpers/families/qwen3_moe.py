@@ -42,8 +42,12 @@ def _runs(c: ModelConfig) -> list[tuple[range, bool]]:
     return layer_runs(L, [i for i in range(s - 1, L, s) if is_sparse(c, i)])
 
 
-def _experts(c: ModelConfig) -> list[Param]:
-    """A sparse MoE block's tensors as transformers registers them: the experts, then the router."""
+def moe_block(c: ModelConfig) -> list[Param]:
+    """A sparse MoE block's tensors as transformers registers them: the E fused experts (``mlp.experts.gate_up_proj``,
+    ``mlp.experts.down_proj``), then the router (``mlp.gate.weight``); Qwen3-Next's sparse layers hold the same three.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
     H, I_e, E = c["H"], c["I_e"], c["E"]
     return [Param.experts("mlp.experts.gate_up_proj", (E, 2 * I_e, H), FEED_FORWARD, "2*E*I_e*H"),
             Param.experts("mlp.experts.down_proj", (E, H, I_e), FEED_FORWARD, "E*H*I_e"),
@@ -55,7 +59,7 @@ def _layout(c: ModelConfig) -> Layout:
     dense = qwen3.QWEN3.layout(c)  # Qwen3's: token table, a dense layer, the final norm and head
     head, stack, tail = dense.blocks
     sparse, at = list(stack.params), [i for i, p in enumerate(stack.params) if p.name.startswith("mlp.")]
-    sparse[at[0]:at[-1] + 1] = _experts(c)
+    sparse[at[0]:at[-1] + 1] = moe_block(c)
     layers = tuple(Block(stack.prefix, tuple(sparse) if sparse_run else stack.params, run)
                    for run, sparse_run in _runs(c))
     return Layout((head, *layers, tail))

@@ -181,7 +181,7 @@ def _linear_attention(c: ModelConfig) -> list[Param]:
 def _moe(c: ModelConfig) -> list[Param]:
     """A sparse layer's ``Qwen3NextSparseMoeBlock``: the router, the fused experts, the shared expert and its gate."""
     H = c["H"]
-    experts, router = qwen3_moe._experts(c)[:2], qwen3_moe._experts(c)[2:]
+    experts, router = qwen3_moe.moe_block(c)[:2], qwen3_moe.moe_block(c)[2:]
     return [*router, *experts, *swiglu("mlp.shared_expert", H, c["I_s"], "I_s"),
             Param.matrix("mlp.shared_expert_gate.weight", (1, H), FEED_FORWARD, "H")]
 

@@ -215,11 +215,11 @@ T5 = Family(
     sizes=(
         Size("vocab_size", "V", 32128),
         Size("d_model", "H", 512, aliases=("hidden_size",)),
-        Size("d_kv", "d_k", 64, aliases=("head_dim",)),
+        Size("d_kv", "d_k", 64, aliases=("head_dim",), layers=("L", "L_d")),  # read by T5Attention alone
         Size("d_ff", "I", 2048),
         Size("num_layers", "L", 6, minimum=0, aliases=("num_hidden_layers",)),
         Size("num_decoder_layers", "L_d", None, minimum=0, nullable=True),  # None: the file's num_layers
-        Size("num_heads", "A", 8, aliases=("num_attention_heads",)),
+        Size("num_heads", "A", 8, aliases=("num_attention_heads",), layers=("L", "L_d")),
         Size("relative_attention_num_buckets", "R", 32),
         llama.WINDOW,  # T5Config declares neither, but transformers' DynamicCache reads both
         llama.CHUNK,
