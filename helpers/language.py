@@ -217,9 +217,10 @@ class _PrintedStream(io.TextIOBase):
 
 def print_in(lang: str) -> None:
     """In a running notebook (IPython), what the cells print passes through :func:`printed_line` from now on
-    (``"zh"``), or is printed as written (``"en"``). Outside IPython nothing changes.
+    (``"zh"``), or is printed as written (``"en"``). Outside IPython nothing changes; :func:`helpers.plots.use_language`
+    calls it.
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview`` (:func:`helpers.plots.use_language`).
+    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
     """
     ipython = sys.modules.get("IPython")
     if ipython is None or ipython.get_ipython() is None:
