@@ -18,6 +18,7 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TextIO
 
 from .config import DATA_DIR, model_names
@@ -33,6 +34,22 @@ _WORD = re.compile(r"[A-Za-z][a-z]+")
 _TOKEN = re.compile(r"[A-Za-z0-9_.\-]+")
 _GROUP = re.compile(r"\\g<(\w+)>")
 _MATH = re.compile(r"\$[^$]*\$")  # mathtext: tick labels such as $\mathdefault{10^{3}}$
+
+
+# groups of a pattern that hold a round figure in millions (m_...) or billions (b_...), written with 万 or 亿
+ROUND_FIGURES = {"m_": 10**6, "b_": 10**9}
+UNITS: tuple[tuple[str, int], ...] = (("万亿", 10**12), ("亿", 10**8), ("万", 10**4))  # largest first
+
+
+def round_figure(figure: str, scale: int) -> str:
+    """A round figure a paper or a card writes in millions or billions, as Chinese writes it: ``("60", 10**6)`` ->
+    ``"6000 万"``, ``("2.8", 10**9)`` -> ``"28 亿"``; exact (no digit is lost or rounded).
+
+    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    """
+    value = Decimal(figure.replace(",", "")) * scale
+    unit, size = next(((u, n) for u, n in UNITS if value >= n), ("", 1))
+    return f"{format((value / size).normalize(), 'f')} {unit}".rstrip()
 
 
 @dataclass
@@ -86,6 +103,8 @@ def _match(text: str, d: _Dictionary) -> tuple[str, bool] | None:
                 nonlocal covered
                 key = m.group(1)
                 value = match.group(int(key) if key.isdigit() else key) or ""
+                if key[:2] in ROUND_FIGURES:  # "60 million", "2.8 billion": 6000 万, 28 亿
+                    return round_figure(value, ROUND_FIGURES[key[:2]])
                 if not key.startswith("t_"):
                     return value
                 value, ok = _line(value, d)

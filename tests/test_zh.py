@@ -301,6 +301,15 @@ def test_a_printed_line_is_translated_whole_or_column_by_column(monkeypatch):
     # above (test_printed_output_is_chinese) names it
 
 
+def test_a_round_figure_in_millions_or_billions_reads_in_wan_and_yi():
+    """A paper's "60 million" or "2.8 billion" is printed as Chinese writes it, every digit kept."""
+    from helpers.language import round_figure
+
+    assert [round_figure(f, s) for f, s in [("60", 10**6), ("149", 10**6), ("2.8", 10**9), ("355", 10**9),
+                                               ("1.25", 10**12), ("0.5", 10**3)]] == [
+        "6000 万", "1.49 亿", "28 亿", "3550 亿", "1.25 万亿", "500"]
+
+
 def test_the_switch_touches_stdout_only_in_a_notebook():
     """Outside IPython (the command line, these tests) use_language leaves sys.stdout alone."""
     import sys

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from helpers.language import dictionary, display_width, english_words, printed_line
-from helpers.lessons.errata import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
+from helpers.language import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent

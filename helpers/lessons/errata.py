@@ -22,10 +22,9 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..config import load_config, published
 from ..language import current_language
 from ..params import evaluate, render
+from ..language import UNITS
 from ..report import fmt_int
 
-# the Chinese units of large numbers, largest first: 万亿 = 10¹², 亿 = 10⁸, 万 = 10⁴
-UNITS: tuple[tuple[str, int], ...] = (("万亿", 10**12), ("亿", 10**8), ("万", 10**4))
 SAME_QUOTE = "（同上）"
 TRANSCRIBED = "†"  # after a quote whose formula is transcribed from LaTeX the write-up's page renders garbled
 
