@@ -80,7 +80,8 @@ _STATE_SPACE = re.compile(r"mamba|^ssm$|^mixer$")
 
 @dataclass(frozen=True)
 class Tensor:
-    """One parameter tensor of the built model: its name in ``named_parameters()``, its shape and its group."""
+    """One parameter tensor of the built model: its name in ``named_parameters()``, its shape and its group.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     name: str
     shape: tuple[int, ...]
@@ -97,6 +98,7 @@ class Counted:
 
     ``how`` says why that class was built; ``tied`` maps each name a shared tensor also has to the name it is
     counted under (``{"lm_head.weight": "model.embed_tokens.weight"}``).
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     name: str
@@ -220,7 +222,7 @@ def _field_named(message: str, keys: list[str], model_type: str) -> str:
 def refusal(error: Exception, raw: Mapping[str, Any], config: Any, model_type: str, what: str) -> ConfigError:
     """transformers' exception as one line naming the field it names (else model_type).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``. :mod:`helpers.simulate` calls it too.
+    No notebook calls it; it works behind the helpers of ``00_overview``. :mod:`helpers.simulate` calls it too.
     """
     message = " ".join(str(error).split()) or error.__class__.__name__
     keys = [k for k in raw if k not in ("model_type", "architectures")]
@@ -305,7 +307,7 @@ def choose_class(config: Any, raw: Mapping[str, Any], model_class: str | None = 
 def quiet() -> Iterator[None]:
     """transformers' warnings and log lines silenced (the command's output is its tables and one-line errors).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``. :mod:`helpers.simulate` calls it too.
+    No notebook calls it; it works behind the helpers of ``00_overview``. :mod:`helpers.simulate` calls it too.
     """
     from transformers.utils import logging
 
@@ -492,7 +494,7 @@ def counted_json(result: Counted) -> dict[str, Any]:
 def weights_by_dtype(result: Counted) -> dict[str, int]:
     """Bytes of the weights in every dtype of :data:`helpers.memory.DTYPE_BITS` (exact, int4 rounded up).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {dtype: values_bytes(result.total, dtype) for dtype in DTYPE_BITS}
 
@@ -500,7 +502,7 @@ def weights_by_dtype(result: Counted) -> dict[str, int]:
 def training_state_bytes(result: Counted) -> dict[str, dict[str, int]]:
     """Per recipe of :data:`helpers.memory.TRAINING_STATE`, each part's bytes for N parameters in N_t tensors.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     sizes = ModelConfig(result.name, result.model_type, {"N": result.total, "N_t": len(result.tensors)}, {})
     return {recipe: {part: evaluate(formula, sizes) for part, formula in parts.items()}
@@ -510,7 +512,7 @@ def training_state_bytes(result: Counted) -> dict[str, dict[str, int]]:
 def memory_text(result: Counted) -> str:
     """The text ``memory`` prints for an untaught model type: weights in each dtype and the training state.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     out = [headline(result), "",
            f"N = {fmt_int(result.total)} parameters in N_t = {len(result.tensors)} tensors"]
@@ -530,7 +532,7 @@ def memory_text(result: Counted) -> str:
 def counted_memory_json(result: Counted) -> dict[str, Any]:
     """``memory --json`` for an untaught model type: the taught document's keys that apply, and ``counted_by``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {
         "model": result.name,

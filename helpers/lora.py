@@ -48,7 +48,8 @@ WRAPPED = (LINEAR, EMBEDDING, CONV)
 class Module:
     """One module as transformers names it, read from its tensors: ``kind`` is ``"linear"``, ``"embedding"``,
     ``"convolution"`` (a patch embedding) or what stops peft from wrapping it; ``shape`` its weight's (out × in,
-    GPT-2's Conv1D in × out; a convolution out × in × kernel)."""
+    GPT-2's Conv1D in × out; a convolution out × in × kernel).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     name: str
     kind: str
@@ -58,7 +59,8 @@ class Module:
 
 @dataclass(frozen=True)
 class Adapter:
-    """One LoRA pair peft adds: ``a`` values in A (r × d_in), ``b`` in B (d_out × r)."""
+    """One LoRA pair peft adds: ``a`` values in A (r × d_in), ``b`` in B (d_out × r).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     name: str
     a: int

@@ -131,7 +131,7 @@ def select(params: Iterable[Param], component: str | None = None, layer: int | N
 def pretraining_heads(config: ModelConfig) -> list[Param]:
     """The MLM and NSP heads of ``BertForPreTraining`` (decoder weight tied to the word embeddings).
 
-    Introduced in ``05_pooler_and_heads``. The ``cls.*`` tensors of that class as the BERT family lists them
+    Introduced in ``00_overview``. The ``cls.*`` tensors of that class as the BERT family lists them
     (``--class BertForPreTraining``), for a BERT config (its token table tied, as bert-base's is).
     """
     head = BERT.classes["BertForPreTraining"]

@@ -68,7 +68,8 @@ def allocated(nbytes: int) -> int:
 # --- the tape ---------------------------------------------------------------------------------------------------
 
 class Storage:
-    """One allocation: its bytes as the allocator books them, and what it is (for the tables)."""
+    """One allocation: its bytes as the allocator books them, and what it is (for the tables).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     __slots__ = ("nbytes", "part", "name")
 
@@ -79,7 +80,8 @@ class Storage:
 
 
 class Tensor:
-    """A tensor of the tape: ``numel`` values of ``dtype`` in a storage (a view shares its base's)."""
+    """A tensor of the tape: ``numel`` values of ``dtype`` in a storage (a view shares its base's).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     __slots__ = ("name", "numel", "dtype", "grad", "storage", "formula", "param")
 
@@ -101,6 +103,7 @@ class Node:
     is passed on as it is, a view); ``temp`` the bytes its backward holds meanwhile (a reduction's full-size
     product, a dequantized weight); ``weight`` a trainable leaf this node feeds (its gradient then goes to
     ``.grad``); ``layer`` the decoder/encoder layer it belongs to (None: outside the stack).
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     op: str
@@ -114,7 +117,8 @@ class Node:
 
 
 class Tape:
-    """The forward pass as a list of nodes, with CUDA's dtype rules under ``torch.autocast`` (``autocast``)."""
+    """The forward pass as a list of nodes, with CUDA's dtype rules under ``torch.autocast`` (``autocast``).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, autocast: bool, compute: str, training: bool = True, grad: bool = True) -> None:
         self.nodes: list[Node] = []
@@ -388,6 +392,7 @@ class Step:
     dtype); ``autocast``: none or bf16 (``torch.autocast`` around the forward pass); ``attn``: sdpa or eager;
     ``checkpointing``: none or full (transformers' non-reentrant checkpointing of each layer); ``optimizer``: adamw
     (``torch.optim.AdamW``, foreach) or sgd; ``rank``, ``targets``: LoRA's (peft's ``all-linear`` or names).
+    Introduced in ``13_will_it_fit``.
     """
 
     config: ModelConfig
@@ -405,7 +410,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Peak:
-    """What a step holds at its peak: ``peak_bytes`` in ``peak_phase``; each phase's peak by part."""
+    """What a step holds at its peak: ``peak_bytes`` in ``peak_phase``; each phase's peak by part.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     peak_bytes: int
     peak_phase: str
@@ -463,7 +469,7 @@ def causal_lm_loss(tape: Tape, logits: Tensor, rows: int, vocab: int, batch: int
     """``ForCausalLMLoss``: ``logits.float()``, the labels padded by one and shifted (int64), then ``cross_entropy``
     (``log_softmax`` saved in fp32, ``nll_loss`` saving the shifted labels and the total weight).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     logits32 = tape.cast(logits, "fp32", "logits (fp32)")
     padded = tape.new("labels padded", rows + batch, "int64", False)
     tape.record("constant_pad_nd", [], [padded], [])
@@ -486,7 +492,7 @@ def labels_loss(tape: Tape, logits: Tensor, rows: int, classes: int) -> Tensor:
     """``CrossEntropyLoss`` of a sequence classifier: ``log_softmax`` (fp32 under CUDA's autocast) saved, ``nll_loss``
     saving the total weight (the labels are the batch's).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     dtype = "fp32" if tape.autocast else logits.dtype
     out = tape.new("log_softmax(logits)", rows * classes, dtype, True)
     cast = allocated(rows * classes * ITEMSIZE[dtype]) if dtype != logits.dtype else 0
@@ -689,7 +695,8 @@ def _recompute(tape: Tape, nodes: list[int], walk: _Walk, live_saved: dict[int, 
 
 @dataclass
 class Model:
-    """The model's settings the tape needs: sizes, dtypes, what trains, and the training-time keys of its config."""
+    """The model's settings the tape needs: sizes, dtypes, what trains, and the training-time keys of its config.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     config: ModelConfig
     step: Step
@@ -728,7 +735,7 @@ def projection(tape: Tape, m: Model, x: Tensor, d_in: int, d_out: int, name: str
     """A linear layer as the method holds it: trained (full), frozen with peft's LoRA pair beside it, or in NF4
     (bitsandbytes' ``Linear4bit``) with the pair beside it.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     rows = x.numel // d_in
     b = m.param(tape, f"{name}.bias", d_out) if bias else None
     if m.qlora and targeted:
@@ -772,7 +779,7 @@ def _lora_pair(tape: Tape, m: Model, x: Tensor, y: Tensor, d_in: int, d_out: int
 def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     """``x·cos + rotate_half(x)·sin``: ``rotate_half`` slices the two halves, negates one, concatenates.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     a = tape.mul(x, cos)
     # rotate_half's cat, neg and two slices, as one node: its backward makes a half-size negation and, per slice, a
     # full-size zero tensor the slice's gradient is copied into
@@ -796,7 +803,8 @@ class DecoderSpec:
     rotary computed in fp32 and q and k cast back (OLMo 2);
     ``window``: the sliding window of the layers that have one (None: no layer has); ``rope_cat``: the rotary on the
     first ``partial_rotary_factor``·d values of each head, the rest passed, and the two concatenated (Phi-3: a copy
-    of q and of k even when the factor is 1)."""
+    of q and of k even when the factor is 1).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     bias: bool | None = None  # None: the config's attention_bias
     o_bias: bool | None = None
@@ -826,7 +834,7 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
     """``LlamaDecoderLayer`` (and the layers of the families that change a piece of it, :class:`DecoderSpec`):
     RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU; the residual adds.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     T, H, I, A, A_kv, d = m.tokens, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
     bias = m.config.flags.get("attention_bias", False) if spec.bias is None else spec.bias
     o_bias = bias if spec.o_bias is None else spec.o_bias
@@ -916,7 +924,7 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
     dropout, ·v. A mask: transformers first repeats grouped keys and values (no ``enable_gqa`` with a mask on CUDA),
     and torch turns the booleans into an additive mask of q's dtype, (B, 1, S, S), which the kernel saves.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     B, S = m.B, m.S
     if mask is not None and A_kv != A:
         k, v = _repeat_kv(tape, m, k, v, A, d)
@@ -952,7 +960,7 @@ def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: 
     attention (keys and values repeated per group, q·kᵀ scaled, the mask added, softmax in fp32 saved, back to q's
     dtype, dropout, ·v).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
         out = sdpa(tape, m, q, k, v, A, A_kv, d, dropout, mask)
@@ -983,7 +991,7 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
     head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
     window, every = spec.window(m) if spec.window else (None, True)
     masked = window is not None and m.S >= window and m.step.attn == "sdpa"
@@ -1031,7 +1039,7 @@ def window_mask(tape: Tape, m: Model) -> Tensor:
     """transformers' sliding-window mask for SDPA (``masking_utils.sdpa_mask``): (1, 1, S, S) booleans, kv > q − W
     and kv ≤ q, each an S × S comparison and-ed onto the last (three of them alive at once), expanded to the batch.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     S2 = allocated(m.S * m.S)
     mask = tape.new("sliding-window mask", m.S * m.S, "bool", False)
     tape.record("sliding-window mask", [], [mask], [], forward_temp=2 * S2)
@@ -1058,7 +1066,7 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
     mask added (promoting to its dtype), softmax (``softmax_dtype``: LLaMA's fp32; None: autocast's fp32, else the
     scores' dtype) saved, back to v's dtype, dropout, ``·v``, then a contiguous copy (B, S, A, d).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
         out = sdpa(tape, m, q, k, v, A, A, d, dropout) if mask is None else None
@@ -1086,7 +1094,7 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
 def eager_mask(tape: Tape, m: Model, dtype: str) -> Tensor | None:
     """The additive causal mask eager attention adds, (B, 1, S, S) in the hidden states' dtype; None under SDPA.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     if m.step.attn == "sdpa":
         return None
     mask = tape.new("causal mask", m.B * m.S * m.S, dtype, False)
@@ -1099,7 +1107,7 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
     fused c_attn, attention with dropout, c_proj, residual dropout; LayerNorm, c_fc, GELU, c_proj, dropout), the final
     LayerNorm, the tied head, ``ForCausalLMLoss``.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     T, H, V, A, P = m.tokens, m["H"], m["V"], m["A"], m["P"]
     I = m.config.sizes.get("I") or 4 * H
     d = H // A
@@ -1159,7 +1167,7 @@ def activation(tape: Tape, name: str, x: Tensor) -> Tensor:
     """transformers' ``ACT2FN[name]``: one saving operator (SiLU, GELU, ReLU), or GPT-2's ``gelu_new`` written out:
     ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (the cube in fp32 under CUDA's autocast).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     if name in ("gelu", "gelu_pytorch_tanh", "gelu_python", "silu", "swish"):
         return tape.unary(name, x, "input")
     if name == "relu":
@@ -1180,7 +1188,7 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     both read the layer's input; partial rotary on ``rotary_pct`` of each head), the final LayerNorm, the untied
     ``embed_out``.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     T, H, V, A, I = m.tokens, m["H"], m["V"], m["A"], m["I"]
     d = H // A
     parallel = m.config.flags.get("use_parallel_residual", True)
@@ -1243,7 +1251,7 @@ def partial_rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, rot: int, d: i
     """GPT-NeoX's rotary on the first ``rot`` of each head's ``d`` values, the rest passed through: ``cat`` of the two
     (a new tensor, heads first in memory).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     part = tape.view(x, f"{x.name}[..., :rot]", x.numel * rot // d)
     rest = tape.view(x, f"{x.name}[..., rot:]", x.numel - part.numel)
     rotated = rope(tape, part, cos, sin)
@@ -1258,7 +1266,7 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
     dense, dropout, residual LayerNorm; intermediate, GELU, output, dropout, residual LayerNorm); the pooler on the
     first token, dropout, the classifier, cross-entropy over C labels.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     T, H, V, A, I, P = m.tokens, m["H"], m["V"], m["A"], m["I"], m["P"]
     d = H // A
     C = m.config.sizes.get("C", 2)
@@ -1445,7 +1453,7 @@ def resident(step: Step) -> dict[str, int]:
 def trained_values(step: Step) -> tuple[list[int], int]:
     """The values of each trainable tensor, and the bytes of one (the adapters' fp32; full: the weights' dtype).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     from .lora import targeted
     from .params import param_layout
 
@@ -1461,7 +1469,7 @@ def optimizer_state(optimizer: str, values: list[int], itemsize: int) -> int:
     dtype (its step counters stay on the host); bitsandbytes' AdamW8bit two uint8 moments and two fp32 absmax per 256
     values (fp32 moments under 4,096 values; its two 256-entry maps shared); SGD without momentum none.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if optimizer == "adamw":
         return 2 * sum((allocated(n * itemsize) for n in values), 0)
@@ -1483,7 +1491,7 @@ def nf4_allocated(n: int) -> int:
     """bitsandbytes' NF4 weight with double quantization as the allocator books it: the packed values, one uint8
     absmax per 64, one fp32 absmax per 256 of those, the 256-entry fp32 code, the 16-entry NF4 code, the offset.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     blocks = -(-n // 64)
     return (allocated(-(-n // 2)) + allocated(blocks) + allocated(4 * -(-blocks // 256)) + allocated(4 * 256)
             + allocated(4 * 16) + allocated(4))
@@ -1505,7 +1513,7 @@ def training_class(config: ModelConfig) -> str:
 def training_config(config: ModelConfig) -> ModelConfig:
     """``config`` as the class :func:`training_class` trains (an encoder's label head added, C = 2 by default).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     from dataclasses import replace
 
     name = training_class(config)
@@ -1658,7 +1666,7 @@ def fits(peak: Peak, threads: int = MATMUL_THREADS) -> dict[str, dict[str, Any]]
 def allocated_trained(step: Step) -> list[int]:
     """The bytes of each trainable tensor as the allocator books it (AdamW's foreach temporaries are one of each).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     from .lora import targeted
     from .params import param_layout
 
@@ -1672,7 +1680,7 @@ def allocated_trained(step: Step) -> list[int]:
 def forward_live_at_peak(step: Step, at: int | None = None) -> list[tuple[int, str]]:
     """Debug: the storages live at the forward pass's peak (bytes, name), or after node ``at``.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it or reaches it."""
     tape, loss, m = build_tape(step)
     last_use: dict[int, int] = {}
     for i, node in enumerate(tape.nodes):
@@ -1710,7 +1718,7 @@ def llama_prefill(tape: Tape, m: Model, new_tokens: int) -> list[Tensor]:
     transformers' ``DynamicCache`` (kept), the head on the last position only (``logits_to_keep=1``), the next
     token's logits copied to fp32. Returns the cache's tensors.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     T, H, V, d = m.tokens, m["H"], m["V"], m["d_k"]
     ids = tape.input("input_ids", T, "int64")
     mask = tape.new("attention_mask (ones)", T, "int64", False)  # generate's, for the whole call
@@ -1807,7 +1815,7 @@ def generate_peak(config: ModelConfig, batch: int, prompt: int, new_tokens: int,
 def measured() -> dict[str, Any]:
     """``data/gpu_memory.json``: real steps and ``generate`` calls on an H200 and an H100, with their harness.
 
-    Introduced in ``13_will_it_fit``.
+    Introduced in ``12_finetune_quantize_serve``.
     """
     from .config import DATA_DIR, read_json
 

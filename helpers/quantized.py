@@ -70,7 +70,8 @@ SCALE_DTYPE_KEY = "_weight_scale_inv_dtype"
 
 @dataclass(frozen=True)
 class Stored:
-    """What a quantized checkpoint stores: its ``quant_method``, a line on its layout, bytes by dtype."""
+    """What a quantized checkpoint stores: its ``quant_method``, a line on its layout, bytes by dtype.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     method: str
     layout: str
@@ -162,7 +163,7 @@ def converted_modules(config: ModelConfig) -> set[str]:
     """The modules a pre-quantized checkpoint of ``config`` stores quantized, as transformers names them (empty without
     a ``quantization_config``; a tied head converted apart is ``lm_head``).
 
-    Refused as :func:`stored_weights` refuses. No notebook calls it; it works behind the helpers of ``00_overview``.
+    Refused as :func:`stored_weights` refuses. No notebook calls it or reaches it.
     """
     if stored_weights(config) is None:
         return set()

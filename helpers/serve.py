@@ -106,7 +106,8 @@ FULL, SLIDING, CHUNKED = "full", "sliding", "chunked"  # vLLM's FullAttentionSpe
 @dataclass(frozen=True)
 class Kind:
     """The layers of one attention kind on one GPU: ``values`` per token of all of them together, ``layers`` of them
-    (None where the engine does not count them), ``kept`` tokens (``W − 1``, ``W_c − 1``; None: every token)."""
+    (None where the engine does not count them), ``kept`` tokens (``W − 1``, ``W_c − 1``; None: every token).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     name: str
     values: int
@@ -128,7 +129,9 @@ class Kind:
 @dataclass(frozen=True)
 class CacheShape:
     """One GPU's cache per sequence, read from the engine's cache formula and state terms: its attention
-    :class:`Kind`\\ s (values, not bytes) and the fixed per-sequence state in bytes."""
+    :class:`Kind`\\ s (values, not bytes) and the fixed per-sequence state in bytes.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     kinds: tuple[Kind, ...]
     state_bytes: int
@@ -226,7 +229,8 @@ def weight_shard(config: ModelConfig, gpus: int, dtype: str = "bf16") -> tuple[i
 
 @dataclass(frozen=True)
 class Serving:
-    """A deployment of one model on ``gpus`` GPUs, by vLLM's start-up arithmetic (every byte figure per GPU)."""
+    """A deployment of one model on ``gpus`` GPUs, by vLLM's start-up arithmetic (every byte figure per GPU).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     config: ModelConfig
     gpu: GPU

@@ -68,7 +68,7 @@ def router_problem(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> tuple[st
     """What stops DeepSeek-V2's router in a sparse layer, as ``(key, why)``: no k, a method it does not know, k > E
     (greedy), and for ``group_limited_greedy`` groups that are null or cannot split the experts; None: it routes.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     method = raw.get("topk_method", "greedy")
     if raw.get("num_experts_per_tok") is None:
@@ -90,7 +90,7 @@ def rotary_problem(sizes: Mapping[str, int]) -> str | None:
     view; d_rope = 0 leaves ``head_dim`` 0, so the angles are built for H // A dimensions instead, ⌈(H // A)/2⌉ of
     them, and the 0-wide rotary part broadcasts against one at most (H // A ≤ 2 runs).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     d_rope, fallback = sizes["d_rope"], sizes["H"] // sizes["A"]
     if d_rope % 2:

@@ -95,7 +95,7 @@ def swiglu(prefix: str, H: int, width: int, symbol: str, bias: bool = False) -> 
     """``gate_proj``, ``up_proj`` (width × H) and ``down_proj`` (H × width) of a ``DeepseekV3MLP``, each followed by
     its bias when ``bias`` (DeepSeek-V2's ``mlp_bias``, on its dense layers' SwiGLU and its shared experts').
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     params = []
     for proj, shape, formula, out in (("gate_proj", (width, H), f"{symbol}*H", (width, symbol)),
@@ -111,7 +111,7 @@ def moe(c: ModelConfig) -> list[Param]:
     """A sparse layer's ``DeepseekV3MoE`` (and GLM-4.5's, DeepSeek-V2's): the routed experts (fused), the router, the
     shared experts (with biases under DeepSeek-V2's ``mlp_bias``).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H, I_e, E = c["H"], c["I_e"], c["E"]
     return [Param.experts("mlp.experts.gate_up_proj", (E, 2 * I_e, H), FEED_FORWARD, "2*E*I_e*H"),
@@ -124,7 +124,7 @@ def dense_then_sparse(c: ModelConfig, dense: list[Param], sparse: list[Param]) -
     """LLaMA's token table, final norm and head around L_f ``dense`` layers, then L − L_f ``sparse`` ones
     (``first_k_dense_replace``): DeepSeek-V3's, DeepSeek-V2's and GLM-4.5's stack.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     L, L_f = c["L"], c["L_f"]
     head, _, tail = llama.decoder_layout(c, dense).blocks  # LLaMA's token table, final norm and lm_head
@@ -145,7 +145,7 @@ def _layout(c: ModelConfig) -> Layout:
 def per_layer(c: ModelConfig, dense: str, sparse: str) -> str:
     """``dense`` in each of the L_f first layers, ``sparse`` in each of the L − L_f others.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return mixed_stack(c["L"], c["L_f"], dense, sparse, "L_f", "(L - L_f)")
 
@@ -154,7 +154,7 @@ def feed_forward(c: ModelConfig) -> str:
     """The feed-forward parameters of the dense and sparse layers: every routed expert counted, the router, the shared
     experts (their biases, and the dense SwiGLU's, under DeepSeek-V2's ``mlp_bias``).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if c.flags.get("mlp_bias", False):
         return per_layer(c, "3*H*I + 2*I + H", "3*E*H*I_e + E*H + 3*n_s*H*I_e + 2*n_s*I_e + H")
@@ -164,7 +164,7 @@ def feed_forward(c: ModelConfig) -> str:
 def feed_forward_flops(c: ModelConfig) -> str:
     """Forward FLOPs of the feed-forward: each sparse layer's k routed experts per token, its shared experts and router.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return per_layer(c, "6*B*S*H*I", "6*B*S*k*H*I_e + 2*B*S*E*H + 6*B*S*n_s*H*I_e")
 
@@ -223,7 +223,7 @@ _read, _window_runs = llama.hooks(stored_head=None, rotary=None)  # DeepseekV3Co
 def rotary_problem(sizes: Mapping[str, int]) -> str | None:
     """Why the rotary step cannot turn d_rope dimensions (odd, or 0), None where it can.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if sizes["d_rope"] % 2 or not sizes["d_rope"]:
         return f"must be even and positive (rotary embeddings turn pairs of dimensions), got {sizes['d_rope']}"
@@ -241,7 +241,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     k_g > g, g not dividing E, groups of fewer than 2 experts). More experts per token than the kept groups hold
     runs: the masked scores are −∞ and ``topk`` still picks k experts.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     problems = dict(_window_runs(raw, sizes, flags))
     problems.pop("forward", None)  # LLaMA's check of the heads is not this model's
@@ -268,7 +268,7 @@ def router_problem(sizes: Mapping[str, int], best: int = 2) -> tuple[str, str] |
     groups of fewer than ``best`` experts (DeepSeek-V3 and GLM-4.5 score a group by its best two; DeepSeek-V2 by its
     best one, ``best=1``); None: it routes.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     E, g, k_g = sizes["E"], sizes["g"], sizes["k_g"]
     if (found := too_many_experts(sizes, "n_routed_experts")) is not None:

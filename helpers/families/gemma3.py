@@ -34,7 +34,7 @@ SIGLIP = "siglip_vision_model"
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: dict[str, bool]) -> None:
     """The tower's positions ``P_v = (R_v // p_v)²`` and its heads; ``tie_word_embeddings: null`` unties the head.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     Gemma3Config declares ``tie_word_embeddings: bool | None``: null is accepted and ties nothing (transformers
     reads it as false). SigLIP's attention (and its pooling head's ``nn.MultiheadAttention``) refuses heads that do
     not divide H_v: refused in one line naming ``vision_config.num_attention_heads``, where a layer or the head is built.
@@ -64,7 +64,7 @@ def _layer_norm(name: str, c: ModelConfig) -> tuple[Param, Param]:
 def siglip_layout(c: ModelConfig, prefix: str) -> tuple[Block, ...]:
     """SigLIP's vision encoder (``SiglipVisionModel``) under ``prefix``, as ``named_parameters()`` lists it.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H_v = c["H_v"]
     embeddings = Block.once(
@@ -95,7 +95,7 @@ SIGLIP_HEAD = "4*H_v**2 + 2*H_v*I_v + I_v + 8*H_v"  # probe, in/out projections,
 def layout(c: ModelConfig) -> Layout:
     """The tower, the projector, then Gemma 3's text model under ``model.language_model.`` and the head.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H_v = c["H_v"]
     projector = Block.once(
@@ -108,7 +108,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Gemma 3's text formulas and the ``vision`` component: the SigLIP tower (its head where built) and the projector.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     head = f" + {SIGLIP_HEAD}" if c.flags[V_ + "vision_use_head"] else ""
     return {**gemma3_text.formulas(c), VISION: f"{SIGLIP_FORMULA}{head} + H_v*H + H_v"}
@@ -124,7 +124,7 @@ VISION_HEAD_FLOPS = "2*H_v**2 + 4*P_v*H_v**2 + 4*P_v*H_v + 2*H_v**2 + 4*H_v*I_v"
 def vision_flops(c: ModelConfig) -> str:
     """The forward FLOPs of one image (``R_v × R_v``) through the tower and the projector, as a formula.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return VISION_FLOPS + (f" + {VISION_HEAD_FLOPS}" if c.flags[V_ + "vision_use_head"] else "")
 
@@ -132,7 +132,7 @@ def vision_flops(c: ModelConfig) -> str:
 def notes(c: ModelConfig) -> list[str]:
     """What ``flops`` counts (the text tokens) and what one image adds, computed for this config.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     image = evaluate(vision_flops(c), c)
     return [f"text tokens only (input_ids through the language model); one {c['R_v']}×{c['R_v']} image through the "

@@ -42,7 +42,7 @@ def rotary_factor(raw: Mapping[str, Any]) -> float:
     """The share of each head rotary positions turn, as ``Glm4MoeConfig`` settles it: the ``partial_rotary_factor`` of
     ``rope_parameters`` (or ``rope_scaling``), else the top-level key (``null``: the whole head), else 0.5.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     rope = raw.get("rope_parameters") or raw.get("rope_scaling")
     if isinstance(rope, dict) and rope.get("partial_rotary_factor") is not None:
@@ -60,7 +60,7 @@ def layout(c: ModelConfig) -> Layout:
     """Qwen2's attention (q/k/v biases under ``attention_bias``, no o_proj bias) with Qwen3's q/k norms under
     ``use_qk_norm``; a dense SwiGLU in the first L_f layers, DeepSeek-V3's experts in the others.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     _, stack, _ = qwen2.layout(c, qk_norm=c.flags["use_qk_norm"], bias=(c.flags["attention_bias"], False)).blocks
     dense = list(stack.params)
@@ -73,7 +73,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     """Parameters per component: the attention's matrices and q/k/v biases, DeepSeek-V3's feed-forward (every routed
     expert counted, the router, the shared experts), the norms (the q/k norms of d_k among them).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     attention = "2*A*d_k*H + 2*A_kv*d_k*H" + (" + A*d_k + 2*A_kv*d_k" if c.flags["attention_bias"] else "")
     result = {

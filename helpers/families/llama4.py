@@ -39,7 +39,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     """The patches ``P_v = (R_v // p_v)²``; heads of at least one dimension where a layer is built (its attention
     scales by ``(H_v // A_v) ** -0.5``); a pixel shuffle ratio other than 0 (the adapter divides by its square).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     sizes["P_v"] = (sizes["R_v"] // sizes["p_v"]) ** 2
     if sizes["L_v"] and sizes["H_v"] // sizes["A_v"] == 0:
@@ -63,7 +63,7 @@ def image_tokens(sizes: Mapping[str, int], ratio: float) -> int | None:
     adapter reading ``I_v = H_v/ratio²`` wide and ``fc2``, the projector reading what ``fc1`` and ``fc2`` give
     (``M_in = M_out = O_v``), and heads a multiple of 4 wide where a layer rotates (2-D rotary: x and y pairs).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H_v, A_v, side = sizes["H_v"], sizes["A_v"], sizes["R_v"] // sizes["p_v"]
     folded, wide, widest = int(side * ratio), int(H_v / ratio), int(H_v / ratio ** 2)
@@ -107,7 +107,7 @@ def vision_layout(c: ModelConfig) -> tuple[Block, ...]:
     """``Llama4VisionModel`` under ``vision_model.`` and the projector, as ``named_parameters()`` lists them (the
     model's own vectors first, then its modules).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H_v, P_v = c["H_v"], c["P_v"]
     attention, _ = _attention(c)
@@ -129,7 +129,7 @@ def vision_layout(c: ModelConfig) -> tuple[Block, ...]:
 def layout(c: ModelConfig) -> Layout:
     """The vision encoder, its adapter and the projector, then Llama 4's language model under ``language_model.``.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return nest(llama4_text.layout(c), {"model.": "language_model.model.", "lm_head.": "language_model.lm_head."},
                 before=vision_layout(c))
@@ -138,7 +138,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """The language model's formulas and the ``vision`` component: the encoder, the adapter and the projector.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     _, layer = _attention(c)
     vision = f"(P_v + 2)*H_v + H_v*C_v*p_v**2 + 4*H_v + L_v*({layer}) + M_in*I_v + M_out**2 + H*O_v"
@@ -150,7 +150,7 @@ def vision_flops(c: ModelConfig) -> str:
     matrix on P_v patches, per layer the four projections, the (P_v + 1)² scores and values and the MLP on the patches
     and the class token, then the adapter's two matrices and the projector on the T_v shuffled tokens.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     heads = "H_v" if c["H_v"] % c["A_v"] == 0 else "A_v*(H_v//A_v)"  # the projections' width
     return (f"2*P_v*C_v*p_v**2*H_v + L_v*(8*(P_v + 1)*H_v*{heads} + 4*(P_v + 1)**2*{heads} + 4*(P_v + 1)*H_v*I_v)"
@@ -160,7 +160,7 @@ def vision_flops(c: ModelConfig) -> str:
 def notes(c: ModelConfig) -> list[str]:
     """What ``flops`` counts: the text tokens (with the language model's note on the experts), and what an image adds.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     text = llama4_text.notes(c)
     if "T_v" not in c.sizes:

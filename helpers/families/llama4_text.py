@@ -45,7 +45,7 @@ def rope_layers(raw: Mapping[str, Any], L: int) -> list[int]:
     ``layer_types`` the config derives one type per entry, so the list must hold exactly L entries (transformers'
     ``validate_layer_type``); with it, at least L.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     given = raw.get("no_rope_layers")
     default = smollm3.rope_layers({key: v for key, v in raw.items() if key != "no_rope_layers"}, L)  # always derived
@@ -73,7 +73,7 @@ def sparse_layers(raw: Mapping[str, Any], sizes: Mapping[str, int]) -> range | t
     layer), else ``range(s − 1, L, s)`` as ``Llama4TextConfig`` derives it (a step of 0 is refused, as Python's range
     refuses it; a negative step gives none).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     L, listed = sizes["L"], raw.get("moe_layers")
     if listed is not None:
@@ -92,7 +92,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     ``sizes``), the rotary ones (``{"rope": ...}``, 1 or 0 per layer), each layer's chunk (``{"chunks": ...}``: W_c
     for a chunked layer, 0 for a full one, as the reference model masks) and the cache's layers (``{"cache": ...}``).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     ``head_dim: 0`` is refused where a layer is built (its attention scales by ``head_dim ** -0.5``).
     """
     if sizes["d_k"] == 0 and sizes["L"]:
@@ -113,7 +113,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     chunked mask for every input), layer types other than full and chunked (it builds only those masks), and a
     sparse layer that cannot route (k > E; E = 0).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     problems = dict(_cache_runs(raw, sizes, flags))
     L = sizes["L"]
@@ -138,7 +138,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
 def moe_layers(c: ModelConfig) -> range | tuple[int, ...]:
     """The indices of the sparse layers of a parsed config, in order (:func:`sparse_layers`).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if "moe" in c.lists:
         return c.lists["moe"]
@@ -156,7 +156,7 @@ def _swiglu(prefix: str, H: int, width: int, symbol: str) -> list[Param]:
 def layout(c: ModelConfig) -> Layout:
     """Token table, the layers (dense and sparse runs in order), the final norm and the head (untied unless tied).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H, I, E = c["H"], c["I"], c["E"]
     attention = llama.attention_projections(c, c.flags["attention_bias"])  # the L2 QK-norm has no parameter
@@ -184,7 +184,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     """LLaMA's formulas, the feed-forward split between dense SwiGLUs (I_mlp) and mixtures (every routed expert,
     the router, the shared expert).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {**llama.LLAMA.formulas(c), FEED_FORWARD: _feed_forward(c, "3*H*I_mlp", "3*E*H*I + E*H + 3*H*I")}
 
@@ -193,7 +193,7 @@ def flops(c: ModelConfig) -> dict[str, str]:
     """LLaMA's FLOPs (the chunks change no eager matmul: the mask is applied after the full S×S scores), a sparse
     layer's feed-forward per routed token (k experts) plus the router and the shared expert on every token.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     routed = "6*B*S*k*H*I + 2*B*S*E*H + 6*B*S*H*I"
     return {**llama.FLOPS, FEED_FORWARD: _feed_forward(c, "6*B*S*H*I_mlp", routed)}
@@ -204,7 +204,7 @@ def unrouted_flops(c: ModelConfig) -> str:
     experts (``hidden_states.repeat(E, 1)``, one ``bmm`` per fused tensor) and weighs the E − k it did not route to by
     sigmoid(−∞) = 0, so each sparse layer multiplies ``6·B·S·(E − k)·H·I`` more than the routed model does.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return "6*L_e*B*S*(E - k)*H*I" if c["L_e"] else "0"
 
@@ -212,7 +212,7 @@ def unrouted_flops(c: ModelConfig) -> str:
 def notes(c: ModelConfig) -> list[str]:
     """What ``flops`` says under the model: the routed model is counted, and what transformers' class runs beyond it.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if not c["L_e"]:
         return []

@@ -48,7 +48,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: dict[str, bool]) 
     """The text model's heads dividing H (its attention refuses them otherwise), the tower's heads at least one wide,
     and the head's tie.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     Qwen2_5_VLConfig ties the head when its own ``tie_word_embeddings`` is true, or when the ``text_config`` says
     so (any true value: the text config class has no such field and keeps what it is given).
     """
@@ -77,7 +77,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     one, and runs its queries and keys 2 wide: :func:`~helpers.families.llama.rotary_width`), and a ``head_dim`` in
     ``text_config`` other than H // A sizes the rotary table but not the heads.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     head_dim = raw.get("text_config.head_dim")
     if head_dim is not None and head_dim != sizes["d_k"]:
@@ -103,7 +103,7 @@ def _linear(name: str, shape: tuple[int, int], formula: str, bias: str | None) -
 def vision_layout(c: ModelConfig, prefix: str = "model.visual.") -> tuple[Block, ...]:
     """Qwen2.5-VL's vision encoder (``Qwen2_5_VisionTransformerPretrainedModel``) as ``named_parameters()`` lists it.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H_v, I_v, m2, O_v = c["H_v"], c["I_v"], c["m_v"] ** 2, c["O_v"]
     patch = Param(f"{prefix}patch_embed.proj.weight", (H_v, c["C_v"], c["t_v"], c["p_v"], c["p_v"]), VISION,
@@ -127,7 +127,7 @@ VISION_FORMULA = ("H_v*C_v*t_v*p_v**2 + L_v*(4*H_v**2 + 3*H_v*I_v + 2*I_v + 7*H_
 def layout(c: ModelConfig) -> Layout:
     """The vision encoder, then Qwen2's text model under ``model.language_model.`` and the head.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return nest(qwen2.layout(c), {"model.": "model.language_model."}, before=vision_layout(c))
 
@@ -135,7 +135,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Qwen2's text formulas and the ``vision`` component (patch embedding, L_v blocks, patch merger).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {**qwen2.formulas(c), VISION: VISION_FORMULA}
 
@@ -153,7 +153,7 @@ def image_flops(c: ModelConfig, h: int, w: int, t: int = 1) -> int:
     """Forward FLOPs of one image (or video) of ``t`` × ``h`` × ``w`` patches through the vision encoder, as
     FlopCounterMode counts them with eager attention: :data:`IMAGE_FLOPS` over N = t·h·w patches.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``. The patch convolution; per block the
+    No notebook calls it; it works behind the helpers of ``00_overview``. The patch convolution; per block the
     qkv and output projections and the SwiGLU MLP; the scores and values over each frame's h·w patches in the
     ``fullatt_block_indexes`` blocks (L_vf of them) and, in the others, over windows of k × k merged patches
     (k = window_size // m_v // p_v; Σ n² = m_v⁴·R_h·R_w, R = ⌊side/k⌋·k² + (side mod k)², the last window of a
@@ -169,7 +169,7 @@ def image_flops(c: ModelConfig, h: int, w: int, t: int = 1) -> int:
 def notes(c: ModelConfig) -> list[str]:
     """What ``flops`` counts (the text tokens) and what an image of 16·m_v × 16·m_v patches adds.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     side = 16 * c["m_v"]
     try:

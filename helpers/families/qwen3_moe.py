@@ -26,7 +26,7 @@ from .heads import decoder_classes, expand_experts
 def is_sparse(c: ModelConfig, i: int) -> bool:
     """Whether layer ``i`` holds the experts (Qwen3MoeDecoderLayer's test, and Qwen3NextDecoderLayer's).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
 
@@ -82,7 +82,7 @@ def read_sparse_layers(raw: Mapping[str, Any], sizes: dict[str, int]) -> tuple[i
     """``mlp_only_layers`` (the layers kept dense, as listed) and L_e, the sparse layers, into ``sizes``: layer ``i`` is
     sparse when E > 0, ``(i + 1) % s == 0`` and ``i`` is not listed (Qwen3-MoE's and Qwen3-Next's decoder layers).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     listed = raw.get("mlp_only_layers")
     if listed is None:

@@ -84,7 +84,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     a convolution of 0 channels, heads of 0 dimensions, an odd head wholly rotary (``validate_rope``); R, the rotary
     dimensions of a head (a quarter of d_k by default, rounded up to pairs).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     types = _types(raw, sizes["L"])
     kinds = tuple(1 if t == LINEAR else 2 if t == FULL else 0 for t in types)
@@ -114,7 +114,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     for those two only), key/value heads not dividing the query heads, value heads not a multiple of the key heads of
     the linear layers, a rotary part wider than the head, more experts per token than experts.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     types = _types(raw, sizes["L"])
     other = sorted({t for t in types if t not in (LINEAR, FULL)})
@@ -190,7 +190,7 @@ def layout(c: ModelConfig) -> Layout:
     """Token table, the layers (runs of consecutive layers of the same mixer and feed-forward, each built once), the
     final norm and the head (untied unless tied).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H = c["H"]
     mixers = {0: [], 1: _linear_attention(c), 2: _gated_attention(c)}
@@ -224,7 +224,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     """Parameters per component: the full layers' attention, the linear layers' Gated DeltaNet (norm gains filed with
     the norms), the feed-forward (every expert counted, the shared expert and its gate), the norms.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     result = {EMBEDDINGS: "V*H"}
     if c["L_f"]:
@@ -245,7 +245,7 @@ def flops(c: ModelConfig) -> dict[str, str]:
     more: :data:`helpers.flops.NOTES`), the feed-forward (k experts per token, the router, the shared expert and its
     gate on every token), the head.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     result = {EMBEDDINGS: "0"}
     if c["L_f"]:
@@ -266,7 +266,7 @@ def flops(c: ModelConfig) -> dict[str, str]:
 def kv_cache(c: ModelConfig) -> str:
     """Keys and values of the full-attention layers, every token (the linear layers' state: :func:`state`).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     two, pair = llama.key_value(c)
     return f"{two}L_f*{pair}*S*B" if c["L_f"] else "0"
@@ -275,7 +275,7 @@ def kv_cache(c: ModelConfig) -> str:
 def state(c: ModelConfig) -> tuple[StateTerm, ...]:
     """Per linear-attention layer: the convolution's last K_c inputs at the model's dtype, the recurrent state in fp32.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if not c["L_l"]:
         return ()
