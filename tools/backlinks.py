@@ -25,8 +25,11 @@ table that reads them). Two lookups by name are followed too: ``globals()[name]`
 namespace that some string of helpers spells (``torch_ref`` builds the class a family names, ``torch_ref="..."``), and
 a package that imports its submodules by name (``pkgutil.iter_modules(__path__)`` with ``importlib.import_module``:
 the exercise banks) reaches the statements of each. The graph over-approximates: notebook 00 runs the command line
-(``helpers.cli.main``), which can reach every analysis, and every count reads the families' table, so most of what
-no notebook calls is "behind the helpers of ``00_overview``". The sentence is computed, never written by hand:
+(``helpers.cli.main``), which can reach every analysis, every count reads the families' table, the checker loads
+every bank and ``torch_ref.build`` can build every class. So "behind" names the first notebook that reaches the helper
+without passing through those four (``HUBS``); else, for a family's module (or its ``torch_ref`` model), the first
+notebook that names a shipped config of that family (``"gpt-oss-20b"``); else the first that reaches it at all. The
+sentence is computed, never written by hand:
 ``tests/test_docstrings.py`` runs ``--check`` and names the function and the sentence it expects.
 """
 
@@ -38,10 +41,17 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "helpers"
+# the nodes through which everything is reached: the command line (notebook 00 runs it), the families' table (every
+# count reads it), the exercise checker (it loads every notebook's bank) and torch_ref.build (it builds the class a
+# family names). A helper is "behind" the first notebook
+# that reaches it without passing through them, where one does, else the first that reaches it at all
+HUBS = {("helpers.cli", "main"), ("helpers.families", "FAMILIES"), ("helpers.exercises", "_load"),
+        ("helpers.torch_ref", "build")}
 WIDTH = 120  # the longest line a rewritten docstring line may have
 
 INTRODUCED = "Introduced in ``{}``."
@@ -308,11 +318,14 @@ class Graph:
             named |= {(m, "") for m in self.modules if m.startswith(prefix) and "." not in m[len(prefix):]}
         return named
 
-    def closure(self, start: set[Node]) -> set[Node]:
-        """Every node ``start`` reaches, ``start`` included."""
+    def closure(self, start: set[Node], through: Callable[[Node], bool] = lambda node: True) -> set[Node]:
+        """Every node ``start`` reaches, ``start`` included (going on only from the nodes ``through`` accepts)."""
         seen, todo = set(start), list(start)
         while todo:
-            for target in self.edges.get(todo.pop(), ()):
+            node = todo.pop()
+            if not through(node):
+                continue
+            for target in self.edges.get(node, ()):
                 if target not in seen:
                     seen.add(target)
                     todo.append(target)
@@ -389,6 +402,24 @@ def _segment(lines: list[str], node: ast.AST) -> str:
     return "".join(text)
 
 
+def family_notebooks(modules: dict[str, Module], order: dict[str, str], root: Path = ROOT) -> dict[str, str]:
+    """Each family module, and the first notebook that names a shipped config of its model type (``"llama-7b"`` in a
+    code cell: the families' table is how a count reaches the family, so the graph alone cannot tell which)."""
+    family_of = {}
+    for m in modules.values():
+        if m.name.startswith(f"{PACKAGE}.families."):
+            for model_type in re.findall(r'model_type="([^"]+)"', m.path.read_text(encoding="utf-8")):
+                family_of.setdefault(model_type, m.name)
+    shipped = {p.stem: json.loads(p.read_text(encoding="utf-8")).get("model_type")
+               for p in (root / "data" / "models").glob("*.json")}
+    out: dict[str, str] = {}
+    for nb, code in order.items():
+        for name in re.findall(r"[\"']([\w.\-]+)[\"']", code):
+            if shipped.get(name) in family_of:
+                out.setdefault(family_of[shipped[name]], nb)
+    return out
+
+
 def links(root: Path = ROOT) -> list[Link]:
     """The computed sentence of every public function and class, beside what its docstring holds."""
     modules = read_package(root)
@@ -396,12 +427,16 @@ def links(root: Path = ROOT) -> list[Link]:
     order = notebooks(root)
     direct = {nb: called(graph, code) for nb, code in order.items()}
     reached = {nb: graph.closure(nodes) for nb, nodes in direct.items()}
+    near = {nb: graph.closure(nodes, lambda node: node not in HUBS) for nb, nodes in direct.items()}
+    taught = family_notebooks(modules, order, root)
     result = []
     sources: dict[Path, list[str]] = {}
     for module, definition in public(modules):
         node = (module.name, definition.name)
         first = next((nb for nb in order if node in direct[nb]), None)
-        behind = next((nb for nb in order if node in reached[nb]), None)
+        family = module.name.replace(f"{PACKAGE}.torch_ref.", f"{PACKAGE}.families.")  # a family's reference model
+        behind = next((nb for nb in order if node in near[nb]), None) or taught.get(family) or next(
+            (nb for nb in order if node in reached[nb]), None)
         expected = INTRODUCED.format(first) if first else BEHIND.format(behind) if behind else UNREACHED
         doc = _docstring(definition)
         found = []
