@@ -14,7 +14,7 @@ export PYTHONHASHSEED := 0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help env lab lint test test-fast execute bench clean explorer zh check-peaks gpu-check
+.PHONY: help env lab lint test test-fast execute bench clean explorer zh check-peaks gpu-check backlinks
 
 help:
 	@echo "make lab        prepare .venv if needed, then open JupyterLab on notebooks/"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench      benchmark 'python -m helpers count' against transformers on meta, the peak's closed form and simulator"
 	@echo "make check-peaks  every measured GPU step (data/gpu_memory.json, data/gpu_memory_heldout.json) against the closed form and the simulator"
 	@echo "make gpu-check  on a machine with a CUDA GPU: run the measured steps there, beside the engine (never in CI)"
+	@echo "make backlinks  rewrite each public docstring's back-link to the notebooks (tools/backlinks.py; checked by the tests)"
 	@echo "make slides     one offline reveal.js deck per notebook under build/slides/"
 	@echo "make html       the executed notebooks as offline HTML pages, build/html/index.html, and the cheatsheet"
 	@echo "make zh         regenerate and execute the Chinese edition, notebooks/zh/ (NB=notebooks/03_feed_forward.ipynb for one)"
@@ -90,6 +91,11 @@ check-peaks: env
 # a table of the engine beside torch.cuda.max_memory_allocated(), written to build/gpu_check.json
 gpu-check: env
 	$(BIN)/python tools/gpu_check.py --out build/gpu_check.json
+
+# the one sentence of each public docstring of helpers/ that names its notebook ("Introduced in ``NN_name``." ...),
+# computed from the notebooks' imports and helpers' call graph; tests/test_docstrings.py fails until it is rewritten
+backlinks: env
+	$(BIN)/python tools/backlinks.py --write
 
 # the explorer as a page of its own, on localhost only; nothing is fetched from the network
 explorer: env

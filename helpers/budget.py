@@ -80,7 +80,8 @@ for _alias, _like in (("roberta", "bert"), ("xlm-roberta", "bert"), ("mistral", 
 
 @dataclass(frozen=True)
 class GPU:
-    """One accelerator as its datasheet prints it: dense 16-bit tensor FLOP/s, memory bandwidth and size."""
+    """One accelerator as its datasheet prints it: dense 16-bit tensor FLOP/s, memory bandwidth and size.
+    No notebook calls it; it works behind the helpers of ``10_budgets``."""
 
     key: str
     name: str
@@ -189,7 +190,8 @@ def training_flops(config: ModelConfig, tokens: int, seq_len: int | None = None)
 
 @dataclass(frozen=True)
 class TrainingBudget:
-    """Training a model on D tokens: exact FLOPs, then GPU-hours and days at an assumed MFU (estimates)."""
+    """Training a model on D tokens: exact FLOPs, then GPU-hours and days at an assumed MFU (estimates).
+    No notebook calls it; it works behind the helpers of ``10_budgets``."""
 
     config: ModelConfig
     tokens: int
@@ -446,7 +448,8 @@ def decode_flops(config: ModelConfig, batch: int, context: int) -> int:
 
 @dataclass(frozen=True)
 class Decode:
-    """One decode step of B sequences with S tokens of context on G GPUs; its tokens/s are UPPER BOUNDS."""
+    """One decode step of B sequences with S tokens of context on G GPUs; its tokens/s are UPPER BOUNDS.
+    No notebook calls it; it works behind the helpers of ``10_budgets``."""
 
     config: ModelConfig
     gpu: GPU
@@ -526,7 +529,7 @@ def kv_crossover_batch(config: ModelConfig, context: int, dtype: str = "bf16", k
 def kv_values_per_token(config: ModelConfig) -> int:
     """Values a decoder caches per token: 2·L·A_kv·d_k (a key and a value per layer and KV head).
 
-    Introduced in ``10_budgets``.
+    Introduced in ``09_modern_architectures``.
     """
     return evaluate(kv_cache_formula(config), config, B=1, S=1)
 
@@ -544,7 +547,8 @@ def mla_values_per_token(layers: int, kv_lora_rank: int, rope_head_dim: int) -> 
 
 @dataclass(frozen=True)
 class Rule:
-    """A convention for training FLOPs per token, its value, and the named terms by which it differs from the count."""
+    """A convention for training FLOPs per token, its value, and the named terms by which it differs from the count.
+    No notebook calls it; it works behind the helpers of ``10_budgets``."""
 
     name: str
     source: str

@@ -415,7 +415,8 @@ def _flags_last(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+    Introduced in ``00_overview``."""
     args = _parser().parse_args(_flags_last(sys.argv[1:] if argv is None else argv))
     try:
         labels = getattr(args, "num_labels", None)

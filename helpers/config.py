@@ -178,7 +178,7 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
                  num_labels: int | None = None) -> ModelConfig:
     """Check a decoded ``config.json`` and reduce it to a :class:`ModelConfig`.
 
-    Introduced in ``07_decoder_llms``. ``model_class`` names another transformers class of the family to count
+    Introduced in ``02_multi_head_attention``. ``model_class`` names another transformers class of the family to count
     (``BertForMaskedLM``; its :attr:`~helpers.families.base.Family.classes`), ``num_labels`` overrides the
     file's labels for a class with a label head, as ``from_pretrained(..., num_labels=N)`` does; both are
     refused in one line naming ``--class`` / ``--num-labels`` where they do not apply.
@@ -270,7 +270,7 @@ def read_json(path: Path) -> Any:
 def decode_json(text: str, where: str) -> Any:
     """``text`` decoded as JSON, or a :class:`ConfigError` naming ``where`` (a file) and the line and column at fault.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``. :func:`read_json` and the explorer's upload
+    No notebook calls it; it works behind the helpers of ``00_overview``. :func:`read_json` and the explorer's upload
     call it.
     """
     try:

@@ -23,6 +23,8 @@ class Count:
 
     The counts come from the compact :attr:`layout` (each layer of a stack counted once and multiplied);
     :attr:`params` lists every tensor, built on first use.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     config: ModelConfig

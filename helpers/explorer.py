@@ -33,7 +33,8 @@ DEFAULT_B, DEFAULT_S, DEFAULT_DTYPE = 1, 2048, "bf16"
 class Knob:
     """One size a preset's family reads: its symbol, where it lives in ``config.json`` (a path of keys: ``("H",)``
     is written ``("hidden_size",)``; a composite's language model ``("text_config", "hidden_size")``), the other keys
-    transformers reads for it (removed when the knob is set, so the knob's value is the one read), and its value."""
+    transformers reads for it (removed when the knob is set, so the knob's value is the one read), and its value.
+    No notebook calls it or reaches it."""
 
     symbol: str
     path: tuple[str, ...]
@@ -45,7 +46,7 @@ def knobs(raw: Mapping[str, Any]) -> list[Knob]:
     """The sizes the family of ``raw`` reads that its parsed config holds, with their values (derived ones included:
     LLaMA's A_kv = A when the file leaves it out). A composite's language-model sizes come first, under its key.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     config = parse_config(dict(raw))
     family = FAMILIES[raw["model_type"]]
@@ -73,7 +74,7 @@ def edited(raw: Mapping[str, Any], changes: Mapping[str, int]) -> dict[str, Any]
     list of the old L entries beside it (:data:`PER_LAYER`: gpt-oss's ``layer_types``) follows a new L, its pattern
     repeated from the first layer, so that L is a knob of those models too.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     out = copy.deepcopy(dict(raw))
     if not changes:
@@ -108,7 +109,7 @@ def uploaded(content: bytes, filename: str) -> dict[str, Any]:
     for bytes that are not UTF-8 JSON, the engine's own message for a config it refuses, and for a ``model_type``
     with no family, that the explorer needs one while ``python -m helpers count`` answers it by transformers.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     try:
         text = bytes(content).decode("utf-8-sig")
@@ -124,7 +125,8 @@ def uploaded(content: bytes, filename: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Outputs:
-    """What the explorer shows for one config: the component table and the figures of the engine."""
+    """What the explorer shows for one config: the component table and the figures of the engine.
+    No notebook calls it or reaches it."""
 
     name: str
     total: int
@@ -153,7 +155,7 @@ def compute(raw: Mapping[str, Any], batch: int = DEFAULT_B, seq_len: int = DEFAU
     """Every figure of the explorer for ``raw``, through the engine alone. Raises :class:`ConfigError` (one line,
     naming the key) for a config the engine refuses, as for B < 1, S < 1 or an unknown dtype.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it or reaches it.
     """
     for key, value in (("B", batch), ("S", seq_len)):
         if not isinstance(value, int) or value < 1:
@@ -194,7 +196,7 @@ def outcome(raw: Mapping[str, Any], changes: Mapping[str, int] | None = None, ba
     """:func:`compute` on ``raw`` with the knobs ``changes`` set (:func:`edited`), or the engine's one-line message
     (``"num_attention_heads: ..."``) where it refuses.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     try:
         return compute(edited(raw, changes or {}), batch, seq_len, dtype, name)
@@ -219,7 +221,7 @@ def _bytes(value: int | None | str) -> str:
 def summary_html(out: Outputs) -> str:
     """The totals, FLOPs and bytes as an HTML block (the browser test reads ``explore-total``).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     tokens = out.batch * out.seq_len
     lines = [f"<b>{html.escape(out.name)}</b>: <b>total</b> <span class='explore-total'>{_n(out.total)}</span> parameters"]
@@ -243,7 +245,7 @@ def summary_html(out: Outputs) -> str:
 def table_html(out: Outputs) -> str:
     """The component table: count, formula, share (and active count for a mixture of experts).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     head = "<tr><th>component</th><th>count</th><th>formula</th><th>share</th>"
     head += "<th>active</th></tr>" if out.moe else "</tr>"
@@ -262,7 +264,7 @@ def table_html(out: Outputs) -> str:
 def error_html(message: str) -> str:
     """The engine's one-line message, in red (the browser test reads ``explore-error``).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     return f"<span class='explore-error' style='color:#b00020'>{html.escape(message)}</span>"
 
@@ -270,7 +272,7 @@ def error_html(message: str) -> str:
 def picture_png(out: Outputs) -> bytes:
     """The notebooks' picture of the component table (:func:`helpers.plots.component_bars`) as PNG bytes.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     from matplotlib.figure import Figure
 
@@ -287,7 +289,7 @@ def picture_png(out: Outputs) -> bytes:
 def compare_rows(left: Outputs, right: Outputs) -> list[tuple[str, int | None, int | None]]:
     """The components of two models side by side (None: the model has no such component), then the total.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     names = list(dict.fromkeys([*left.components, *right.components]))
     rows: list[tuple[str, int | None, int | None]] = [
@@ -301,7 +303,7 @@ def compare_rows(left: Outputs, right: Outputs) -> list[tuple[str, int | None, i
 def compare_html(left: Outputs, right: Outputs) -> str:
     """:func:`compare_rows` as a table, the rows that differ highlighted, with the difference right − left.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     head = (f"<tr><th>component</th><th>{html.escape(left.name)}</th><th>{html.escape(right.name)}</th>"
             "<th>right − left</th></tr>")
@@ -321,7 +323,7 @@ def sweep(raw: Mapping[str, Any], changes: Mapping[str, int], symbol: str,
     """Each component's count as one knob takes ``values`` (the other knobs as ``changes`` set them); None where the
     engine refuses that value (the curve breaks there). Components in table order, then ``"total"``.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     results = [outcome(raw, {**changes, symbol: value}) for value in values]
     names = list(dict.fromkeys(c for r in results if not isinstance(r, str) for c in r.components))
@@ -334,7 +336,7 @@ def sweep(raw: Mapping[str, Any], changes: Mapping[str, int], symbol: str,
 def sweep_png(curves: Mapping[str, list[int | None]], symbol: str, values: list[int], title: str) -> bytes:
     """:func:`sweep`'s curves, one per component (the series' colours), as PNG bytes.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     from matplotlib.figure import Figure
 
@@ -360,7 +362,7 @@ def sweep_values(start: int, stop: int, steps: int) -> list[int]:
     """``steps`` integers from ``start`` to ``stop`` (both included, evenly spaced, repeats dropped); refused in one line
     where the range is empty.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it or reaches it.
     """
     if steps < 2 or start < 0 or stop <= start:
         raise ConfigError("sweep", f"needs 0 <= from < to and at least 2 steps, got {start}..{stop} in {steps}")
@@ -382,7 +384,7 @@ def fit(raw: Mapping[str, Any], changes: Mapping[str, int] | None = None, batch:
     """The closed-form peak of one training step of ``raw`` (knobs ``changes`` set) and the verdict on ``gpu``, or the
     engine's one-line message where it has no answer (a family with no tape of its step: ``--simulate`` runs it).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
+    No notebook calls it or reaches it.
     """
     from . import peak
 
@@ -403,7 +405,7 @@ def fit_html(result: Any, verdict: Mapping[str, Any], gpu: str) -> str:
     """The peak's phases by part as an HTML table, the peak phase marked, and the verdict on ``gpu`` (the browser test
     reads ``explore-fit``).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
+    No notebook calls it or reaches it.
     """
     names = list(result.phases)
     parts = list(dict.fromkeys(p for phase in result.phases.values() for p in phase))
@@ -433,7 +435,7 @@ def explore(model: str = "bert-base-uncased") -> Any:
     two presets side by side; a third sweeps one knob of the first tab's model across a range, each component as a
     curve.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. ``make explorer`` serves it with Voilà.
+    No notebook calls it or reaches it. ``make explorer`` serves it with Voilà.
     """
     import ipywidgets as w
 

@@ -80,7 +80,8 @@ _STATE_SPACE = re.compile(r"mamba|^ssm$|^mixer$")
 
 @dataclass(frozen=True)
 class Tensor:
-    """One parameter tensor of the built model: its name in ``named_parameters()``, its shape and its group."""
+    """One parameter tensor of the built model: its name in ``named_parameters()``, its shape and its group.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     name: str
     shape: tuple[int, ...]
@@ -97,6 +98,7 @@ class Counted:
 
     ``how`` says why that class was built; ``tied`` maps each name a shared tensor also has to the name it is
     counted under (``{"lm_head.weight": "model.embed_tokens.weight"}``).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
 
     name: str
@@ -171,7 +173,7 @@ def unmodelled_config(spec: str | Path, error: ConfigError) -> tuple[str, dict[s
 def component_of(name: str, in_base_model: bool = True, module_class: str = "") -> str:
     """The group of a tensor from its dotted name (the rules of this module's docstring, first match wins).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. ``in_base_model``: whether the tensor is a
+No notebook calls it; it works behind the helpers of ``11_todays_models``. ``in_base_model``: whether the tensor is a
     parameter of the class's base model (``model.base_model``); one outside it is the head's. ``module_class``: the
     class name of the module that holds it (``LayerNorm``, ``Embedding``), where known.
     """
@@ -237,7 +239,7 @@ def refusal(error: Exception, raw: Mapping[str, Any], config: Any, model_type: s
 def hf_config(raw: Mapping[str, Any], num_labels: int | None = None) -> Any:
     """transformers' config object for a raw ``config.json``, read by its model type's ``from_dict``.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. A model type transformers does not know,
+    No notebook calls it; it works behind the helpers of ``11_todays_models``. A model type transformers does not know,
     or a config its class refuses, is a :class:`ConfigError` of one line.
     """
     transformers = _transformers()
@@ -258,7 +260,7 @@ def hf_config(raw: Mapping[str, Any], num_labels: int | None = None) -> Any:
 def choose_class(config: Any, raw: Mapping[str, Any], model_class: str | None = None) -> tuple[Any, str]:
     """The transformers class to build, and why: ``--class``, the ``architectures`` entry, else an auto class's.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     transformers = _transformers()
     from transformers.models.auto import modeling_auto
@@ -363,7 +365,7 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
 def build_on_meta(cls: Any, config: Any, raw: Mapping[str, Any], limit_s: float | None = BUILD_LIMIT_S) -> Any:
     """``cls(config)`` built under ``torch.device("meta")``, or a one-line :class:`ConfigError`.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. Gives up after ``limit_s`` seconds,
+    No notebook calls it; it works behind the helpers of ``11_todays_models``. Gives up after ``limit_s`` seconds,
     naming the largest ``*layer*`` key of the config (a config of millions of layers would take hours to build, even
     on meta), else the model type.
     """
@@ -385,7 +387,7 @@ def build_on_meta(cls: Any, config: Any, raw: Mapping[str, Any], limit_s: float 
 def tensor_rows(model: Any) -> tuple[tuple[Tensor, ...], dict[str, str]]:
     """The model's parameters (``named_parameters()``: a shared tensor once) grouped, and each tied alias.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. Buffers are not parameters: not listed.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``. Buffers are not parameters: not listed.
     """
     base = {id(p) for p in model.base_model.parameters()}
 
@@ -492,7 +494,7 @@ def counted_json(result: Counted) -> dict[str, Any]:
 def weights_by_dtype(result: Counted) -> dict[str, int]:
     """Bytes of the weights in every dtype of :data:`helpers.memory.DTYPE_BITS` (exact, int4 rounded up).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {dtype: values_bytes(result.total, dtype) for dtype in DTYPE_BITS}
 
@@ -500,7 +502,7 @@ def weights_by_dtype(result: Counted) -> dict[str, int]:
 def training_state_bytes(result: Counted) -> dict[str, dict[str, int]]:
     """Per recipe of :data:`helpers.memory.TRAINING_STATE`, each part's bytes for N parameters in N_t tensors.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     sizes = ModelConfig(result.name, result.model_type, {"N": result.total, "N_t": len(result.tensors)}, {})
     return {recipe: {part: evaluate(formula, sizes) for part, formula in parts.items()}
@@ -510,7 +512,7 @@ def training_state_bytes(result: Counted) -> dict[str, dict[str, int]]:
 def memory_text(result: Counted) -> str:
     """The text ``memory`` prints for an untaught model type: weights in each dtype and the training state.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     out = [headline(result), "",
            f"N = {fmt_int(result.total)} parameters in N_t = {len(result.tensors)} tensors"]
@@ -530,7 +532,7 @@ def memory_text(result: Counted) -> str:
 def counted_memory_json(result: Counted) -> dict[str, Any]:
     """``memory --json`` for an untaught model type: the taught document's keys that apply, and ``counted_by``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {
         "model": result.name,

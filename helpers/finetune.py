@@ -67,7 +67,8 @@ def _dtype_bytes(values: int, dtype: str) -> int:
 
 @dataclass(frozen=True)
 class Finetune:
-    """One fine-tuning run's memory, part by part (bytes), with the formula of each part."""
+    """One fine-tuning run's memory, part by part (bytes), with the formula of each part.
+    Introduced in ``12_finetune_quantize_serve``."""
 
     config: ModelConfig
     method: str
@@ -244,7 +245,7 @@ def peak_json(run: Finetune) -> dict[str, Any]:
     """The peak's keys of ``finetune --json``: ``peak_bytes``, ``peak_phase``, ``phases`` (bytes by part),
     ``fits`` per GPU, and what the peak leaves out; ``peak_bytes`` null (and ``peak_refused``) without a tape.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     peak = run.peak
     if peak is None:
         return {"peak_bytes": None, "peak_phase": None, "phases": None, "fits": None,
@@ -282,7 +283,7 @@ def finetune_report(run: Finetune) -> str:
 def peak_report(run: Finetune) -> list[str]:
     """The peak's lines of ``finetune``: each phase's bytes by part, the peak, and the verdict per GPU.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     peak = run.peak
     if peak is None:
         refused = str(run.__dict__.get("peak_refused"))

@@ -48,7 +48,8 @@ NOTES = {
 
 @dataclass(frozen=True)
 class FlopLine:
-    """One component of a forward pass: its formula, its forward FLOPs and its backward FLOPs."""
+    """One component of a forward pass: its formula, its forward FLOPs and its backward FLOPs.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     component: str
     formula: str
@@ -63,7 +64,8 @@ class FlopLine:
 
 @dataclass(frozen=True)
 class Flops:
-    """The FLOPs of one forward pass (and one training step) of a model on a ``B × S`` batch."""
+    """The FLOPs of one forward pass (and one training step) of a model on a ``B × S`` batch.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     config: ModelConfig
     batch: int
@@ -119,7 +121,7 @@ def matmul_tokens(param: Param, config: ModelConfig, batch: int, seq_len: int) -
 def flop_formulas(config: ModelConfig) -> dict[str, str]:
     """Forward FLOPs of each component as formulas over the config's symbols and ``B``, ``S``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``. The family's default class only:
+    No notebook calls it; it works behind the helpers of ``00_overview``. The family's default class only:
     another class (``--class``) is refused in one line naming ``--class``.
     """
     if config.model_class is not None:
@@ -303,7 +305,7 @@ def causal_training_flops(flops: Flops) -> int:
 def max_seq_len(config: ModelConfig) -> int | None:
     """The longest sequence the model's position table covers, or None (LLaMA: rotary, no table).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``10_budgets``.
     RoBERTa numbers positions from ``pad_token_id + 1``
     (2 with transformers' default ``pad_token_id = 1``), so it runs at most ``P − pad_token_id − 1`` tokens.
     """
@@ -371,7 +373,7 @@ def six_n_d_breakdown(flops: Flops) -> str:
 def flops_json(flops: Flops) -> dict[str, object]:
     """The ``python -m helpers flops --json`` document.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     c = flops.config
     return {

@@ -45,7 +45,7 @@ def round_figure(figure: str, scale: int) -> str:
     """A round figure a paper or a card writes in millions or billions, as Chinese writes it: ``("60", 10**6)`` ->
     ``"6000 万"``, ``("2.8", 10**9)`` -> ``"28 亿"``; exact (no digit is lost or rounded).
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     value = Decimal(figure.replace(",", "")) * scale
     unit, size = next(((u, n) for u, n in UNITS if value >= n), ("", 1))
@@ -71,7 +71,7 @@ class _Dictionary:
 def dictionary() -> _Dictionary:
     """``data/zh/plots.json``, read once: exact entries, compiled patterns and the words kept as they are.
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview`` (and the zh edition's checks).
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     files = [DICTIONARY, *sorted(PRINTED.glob("*.json"))]
     data = [json.loads(path.read_text(encoding="utf-8")) for path in files]
@@ -84,7 +84,7 @@ def dictionary() -> _Dictionary:
 def current_language() -> str:
     """The language the helpers draw and print in now: ``"en"`` (the default) or ``"zh"``.
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return STATE.language
 
@@ -128,7 +128,7 @@ def translation(text: str) -> tuple[str, bool]:
     """``text`` in Chinese, and whether entries cover all of it: the whole text's exact entry or pattern, else line by
     line (the figures' checker asks the second).
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     d = dictionary()
     if "\n" in text:  # an exact entry or a pattern for the whole text (a box whose lines make one sentence)
@@ -144,7 +144,7 @@ def translate(text: str) -> str:
     (an exact entry, else the first regular expression that matches the whole line); what no entry covers stays.
 
     Figures in a text are copied, never reformatted.
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return translation(text)[0]
 
@@ -155,7 +155,7 @@ def english_words(text: str) -> list[str]:
     the shipped configs' names (``bert-base-uncased``) nor the dictionary's ``keep`` words (``Gemma``).
 
     A text with English words that no entry of the dictionary covers is what :func:`helpers.plots.untranslated`
-    lists. No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    lists. No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     keep = dictionary().keep
     words = []
@@ -171,7 +171,7 @@ def say(text: str) -> str:
     """A text the helpers print, in the reader's language: ``text`` as it is in English, :func:`translate` of it in
     Chinese.
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return text if STATE.language == "en" else translate(text)
 

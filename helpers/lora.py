@@ -48,7 +48,8 @@ WRAPPED = (LINEAR, EMBEDDING, CONV)
 class Module:
     """One module as transformers names it, read from its tensors: ``kind`` is ``"linear"``, ``"embedding"``,
     ``"convolution"`` (a patch embedding) or what stops peft from wrapping it; ``shape`` its weight's (out × in,
-    GPT-2's Conv1D in × out; a convolution out × in × kernel)."""
+    GPT-2's Conv1D in × out; a convolution out × in × kernel).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     name: str
     kind: str
@@ -58,7 +59,8 @@ class Module:
 
 @dataclass(frozen=True)
 class Adapter:
-    """One LoRA pair peft adds: ``a`` values in A (r × d_in), ``b`` in B (d_out × r)."""
+    """One LoRA pair peft adds: ``a`` values in A (r × d_in), ``b`` in B (d_out × r).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     name: str
     a: int
@@ -93,7 +95,7 @@ def modules(config: ModelConfig) -> dict[str, Module]:
     """Every module holding a parameter, by name: the linear layers (the output head marked), the embedding tables,
     the patch embeddings, and the others (norms, convolutions, fused experts, routers) with what they are.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     The output head is the linear layer giving the V logits; one
     tied to the token table (no tensor of its own in the table) is listed as the linear layer transformers still
     builds (``lm_head``, GPT-NeoX's ``embed_out``).
@@ -126,7 +128,7 @@ def modules(config: ModelConfig) -> dict[str, Module]:
 def targeted(config: ModelConfig, targets: str = ALL_LINEAR, rank: int = 1) -> list[Adapter]:
     """The LoRA pairs peft adds for ``targets`` (``"all-linear"`` or a comma list of module-name suffixes) at ``rank``.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     Raises :class:`ConfigError` (``--targets``) where peft raises:
     nothing matches, a matched module is no linear layer, embedding or convolution (a norm, a router, the fused
     experts, a block of layers), half of a fused pair (:data:`PEFT_MOE`).

@@ -156,7 +156,7 @@ def values_bytes(values: int, dtype: str, bits: int | None = None) -> int:
     """Whole bytes that hold ``values`` values of ``dtype`` (int4 packs two per byte, rounded up), or of ``bits``
     each where given (a state kept at a fixed width).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     return -(-values * (DTYPE_BITS[dtype] if bits is None else bits) // 8)
 
@@ -179,7 +179,8 @@ def weight_bytes(config: ModelConfig, dtype: str) -> int:
 
 @dataclass(frozen=True)
 class MemoryPart:
-    """One part of a memory budget: what it is, its formula and its exact bytes."""
+    """One part of a memory budget: what it is, its formula and its exact bytes.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     name: str
     formula: str
@@ -228,7 +229,7 @@ def cache_parts(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp1
     term of its family's ``state`` at its own width (Qwen3-Next: ``"convolution state"`` in ``dtype``, ``"recurrent
     state"`` in fp32); None for an encoder.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     formula = kv_cache_formula(config)
     if formula is None:
@@ -242,7 +243,7 @@ def cache_parts(config: ModelConfig, batch: int, seq_len: int, dtype: str = "fp1
 def state_terms(config: ModelConfig) -> tuple:
     """The family's fixed-size cache terms (:class:`~helpers.families.base.StateTerm`), none for most families.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     return () if config.family.state is None else config.family.state(config)
 
@@ -253,7 +254,7 @@ def kv_cache_bytes(config: ModelConfig, batch: int, seq_len: int, dtype: str = "
 
     ``2 · L · A_kv · d_k · S · B · bytes per value`` (a sliding window caps S: Mistral keeps ``min(S, W − 1)``
     positions); None for BERT and RoBERTa (encoders: no cache).
-    Introduced in ``08_flops_and_memory``.
+    Introduced in ``07_decoder_llms``.
     """
     parts = cache_parts(config, batch, seq_len, dtype)
     return None if parts is None else sum(parts.values(), 0)
@@ -327,7 +328,8 @@ def quantized_weight_bytes(config: ModelConfig, bits: int = 4, group_size: int =
 
 @dataclass(frozen=True)
 class Memory:
-    """Every memory figure of a model for one batch shape and one inference dtype."""
+    """Every memory figure of a model for one batch shape and one inference dtype.
+    Introduced in ``08_flops_and_memory``."""
 
     config: ModelConfig
     batch: int
@@ -405,7 +407,7 @@ def _layers_label(c: ModelConfig) -> str:
 def memory_breakdown(memory: Memory) -> str:
     """The text report of ``python -m helpers memory``: weights, training state, KV cache, activations.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     c, B, S = memory.config, memory.batch, memory.seq_len
     out = [f"N = {fmt_int(memory.parameters)} parameters in N_t = {parameter_tensors(c)} tensors; B = {B}, S = {S}"]
@@ -463,7 +465,7 @@ def memory_breakdown(memory: Memory) -> str:
 def memory_json(memory: Memory) -> dict[str, object]:
     """The ``python -m helpers memory --json`` document (bytes as exact integers).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     c = memory.config
     return {

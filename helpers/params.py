@@ -42,7 +42,7 @@ TRANSFORMERS, CHECKPOINT = "transformers", "checkpoint"  # the two namings of ``
 def checkpoint_layout(config: ModelConfig) -> Layout:
     """The model's tensors as its checkpoints on disk name them: the fused experts one tensor per expert.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     transformers 5 fuses a mixture's experts when it loads a checkpoint
     (``mlp.experts.gate_up_proj``, E × 2I × H); the files name them one by one (Mixtral:
     ``block_sparse_moe.experts.{e}.w1.weight`` ...). The family's ``checkpoint_names`` says how; the same
@@ -131,7 +131,7 @@ def select(params: Iterable[Param], component: str | None = None, layer: int | N
 def pretraining_heads(config: ModelConfig) -> list[Param]:
     """The MLM and NSP heads of ``BertForPreTraining`` (decoder weight tied to the word embeddings).
 
-    Introduced in ``05_pooler_and_heads``. The ``cls.*`` tensors of that class as the BERT family lists them
+    Introduced in ``00_overview``. The ``cls.*`` tensors of that class as the BERT family lists them
     (``--class BertForPreTraining``), for a BERT config (its token table tied, as bert-base's is).
     """
     head = BERT.classes["BertForPreTraining"]

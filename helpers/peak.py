@@ -68,7 +68,8 @@ def allocated(nbytes: int) -> int:
 # --- the tape ---------------------------------------------------------------------------------------------------
 
 class Storage:
-    """One allocation: its bytes as the allocator books them, and what it is (for the tables)."""
+    """One allocation: its bytes as the allocator books them, and what it is (for the tables).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     __slots__ = ("nbytes", "part", "name")
 
@@ -79,7 +80,8 @@ class Storage:
 
 
 class Tensor:
-    """A tensor of the tape: ``numel`` values of ``dtype`` in a storage (a view shares its base's)."""
+    """A tensor of the tape: ``numel`` values of ``dtype`` in a storage (a view shares its base's).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     __slots__ = ("name", "numel", "dtype", "grad", "storage", "formula", "param")
 
@@ -101,6 +103,7 @@ class Node:
     is passed on as it is, a view); ``temp`` the bytes its backward holds meanwhile (a reduction's full-size
     product, a dequantized weight); ``weight`` a trainable leaf this node feeds (its gradient then goes to
     ``.grad``); ``layer`` the decoder/encoder layer it belongs to (None: outside the stack).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     """
 
     op: str
@@ -114,7 +117,8 @@ class Node:
 
 
 class Tape:
-    """The forward pass as a list of nodes, with CUDA's dtype rules under ``torch.autocast`` (``autocast``)."""
+    """The forward pass as a list of nodes, with CUDA's dtype rules under ``torch.autocast`` (``autocast``).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     def __init__(self, autocast: bool, compute: str, training: bool = True, grad: bool = True) -> None:
         self.nodes: list[Node] = []
@@ -389,6 +393,7 @@ class Step:
     dtype); ``autocast``: none or bf16 (``torch.autocast`` around the forward pass); ``attn``: sdpa or eager;
     ``checkpointing``: none or full (transformers' non-reentrant checkpointing of each layer); ``optimizer``: adamw
     (``torch.optim.AdamW``, foreach) or sgd; ``rank``, ``targets``: LoRA's (peft's ``all-linear`` or names).
+    Introduced in ``13_will_it_fit``.
     """
 
     config: ModelConfig
@@ -406,7 +411,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Peak:
-    """What a step holds at its peak: ``peak_bytes`` in ``peak_phase``; each phase's peak by part."""
+    """What a step holds at its peak: ``peak_bytes`` in ``peak_phase``; each phase's peak by part.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     peak_bytes: int
     peak_phase: str
@@ -464,7 +470,7 @@ def causal_lm_loss(tape: Tape, logits: Tensor, rows: int, vocab: int, batch: int
     """``ForCausalLMLoss``: ``logits.float()``, the labels padded by one and shifted (int64), then ``cross_entropy``
     (``log_softmax`` saved in fp32, ``nll_loss`` saving the shifted labels and the total weight).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     logits32 = tape.cast(logits, "fp32", "logits (fp32)")
     padded = tape.new("labels padded", rows + batch, "int64", False)
     tape.record("constant_pad_nd", [], [padded], [])
@@ -487,7 +493,7 @@ def labels_loss(tape: Tape, logits: Tensor, rows: int, classes: int) -> Tensor:
     """``CrossEntropyLoss`` of a sequence classifier: ``log_softmax`` (fp32 under CUDA's autocast) saved, ``nll_loss``
     saving the total weight (the labels are the batch's).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     dtype = "fp32" if tape.autocast else logits.dtype
     out = tape.new("log_softmax(logits)", rows * classes, dtype, True)
     cast = allocated(rows * classes * ITEMSIZE[dtype]) if dtype != logits.dtype else 0
@@ -690,7 +696,8 @@ def _recompute(tape: Tape, nodes: list[int], walk: _Walk, live_saved: dict[int, 
 
 @dataclass
 class Model:
-    """The model's settings the tape needs: sizes, dtypes, what trains, and the training-time keys of its config."""
+    """The model's settings the tape needs: sizes, dtypes, what trains, and the training-time keys of its config.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     config: ModelConfig
     step: Step
@@ -729,7 +736,7 @@ def projection(tape: Tape, m: Model, x: Tensor, d_in: int, d_out: int, name: str
     """A linear layer as the method holds it: trained (full), frozen with peft's LoRA pair beside it, or in NF4
     (bitsandbytes' ``Linear4bit``) with the pair beside it.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     rows = x.numel // d_in
     b = m.param(tape, f"{name}.bias", d_out) if bias else None
     if m.qlora and targeted:
@@ -774,7 +781,7 @@ def angles_width(rotated: int) -> int:
     """The width of the rotary step's cos and sin for ``rotated`` dimensions of a head: ⌈rotated/2⌉ angles
     (``inv_freq``), each twice (``cat((freqs, freqs))``). A head of 1 rotated runs 2 wide against them (d_qk).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     return rotated + rotated % 2
 
 
@@ -783,7 +790,7 @@ def rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, width: int = 0, angles
     ``angles``: each head's width in x and in cos and sin, where the angles are the wider (a head of 1 against one
     pair: the products broadcast to the angles' width, the queries' and keys' d_qk; ``rotate_half`` keeps x's).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     n = x.numel // width * angles if width and angles > width else None
     a = tape.mul(x, cos, numel=n)
     # rotate_half's cat, neg and two slices, as one node: its backward makes a half-size negation and, per slice, a
@@ -808,7 +815,8 @@ class DecoderSpec:
     rotary computed in fp32 and q and k cast back (OLMo 2);
     ``window``: the sliding window of the layers that have one (None: no layer has); ``rope_cat``: the rotary on the
     first ``partial_rotary_factor``·d values of each head, the rest passed, and the two concatenated (Phi-3: a copy
-    of q and of k even when the factor is 1)."""
+    of q and of k even when the factor is 1).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     bias: bool | None = None  # None: the config's attention_bias
     o_bias: bool | None = None
@@ -832,7 +840,7 @@ def rotary_angles(m: Model, spec: DecoderSpec = LLAMA_SPEC) -> int:
     """The width of a LLaMA-like layer's cos and sin (:func:`angles_width`): of the whole head, or of
     ``partial_rotary_factor`` of it (``rope_cat``, Phi-3); d_qk, not d_k, for a head of 1.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     d = m["d_k"]
     return angles_width(int(d * float(m.read("partial_rotary_factor", 1.0))) if spec.rope_cat else d)
 
@@ -847,7 +855,7 @@ def llama_layer(tape: Tape, m: Model, x: Tensor, cos: Tensor | None, sin: Tensor
     """``LlamaDecoderLayer`` (and the layers of the families that change a piece of it, :class:`DecoderSpec`):
     RMSNorm, attention (rotary q and k, grouped keys and values), RMSNorm, SwiGLU; the residual adds.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     T, H, I, A, A_kv, d = m.tokens, m["H"], m["I"], m["A"], m["A_kv"], m["d_k"]
     bias = m.config.flags.get("attention_bias", False) if spec.bias is None else spec.bias
     o_bias = bias if spec.o_bias is None else spec.o_bias
@@ -937,7 +945,7 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
     dropout, ·v. A mask: transformers first repeats grouped keys and values (no ``enable_gqa`` with a mask on CUDA),
     and torch turns the booleans into an additive mask of q's dtype, (B, 1, S, S), which the kernel saves.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     B, S = m.B, m.S
     if mask is not None and A_kv != A:
         k, v = _repeat_kv(tape, k, v, A, A_kv)
@@ -973,7 +981,7 @@ def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: 
     attention (keys and values repeated per group, q·kᵀ scaled, the mask added, softmax in fp32 saved, back to q's
     dtype, dropout, ·v).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
         out = sdpa(tape, m, q, k, v, A, A_kv, d, dropout, mask)
@@ -1004,7 +1012,7 @@ def llama_model(tape: Tape, m: Model, spec: DecoderSpec = LLAMA_SPEC) -> Tensor:
     """``LlamaForCausalLM.forward`` with ``labels``: the token table, rotary cos/sin, L layers, the final RMSNorm, the
     head over every position, ``ForCausalLMLoss``. Returns the loss. ``spec``: a family that changes a piece.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     T, H, V = m.tokens, m["H"], m["V"]
     window, every = spec.window(m) if spec.window else (None, True)
     masked = window is not None and m.S >= window and m.step.attn == "sdpa"
@@ -1051,7 +1059,7 @@ def window_mask(tape: Tape, m: Model) -> Tensor:
     """transformers' sliding-window mask for SDPA (``masking_utils.sdpa_mask``): (1, 1, S, S) booleans, kv > q − W
     and kv ≤ q, each an S × S comparison and-ed onto the last (three of them alive at once), expanded to the batch.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     S2 = allocated(m.S * m.S)
     mask = tape.new("sliding-window mask", m.S * m.S, "bool", False)
     tape.record("sliding-window mask", [], [mask], [], forward_temp=2 * S2)
@@ -1078,7 +1086,7 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
     mask added (promoting to its dtype), softmax (``softmax_dtype``: LLaMA's fp32; None: autocast's fp32, else the
     scores' dtype) saved, back to v's dtype, dropout, ``·v``, then a contiguous copy (B, S, A, d).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     B, S = m.B, m.S
     if m.step.attn == "sdpa":
         out = sdpa(tape, m, q, k, v, A, A, d, dropout) if mask is None else None
@@ -1106,7 +1114,7 @@ def flash_or_eager(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int
 def eager_mask(tape: Tape, m: Model, dtype: str) -> Tensor | None:
     """The additive causal mask eager attention adds, (B, 1, S, S) in the hidden states' dtype; None under SDPA.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     if m.step.attn == "sdpa":
         return None
     mask = tape.new("causal mask", m.B * m.S * m.S, dtype, False)
@@ -1119,7 +1127,7 @@ def gpt2_model(tape: Tape, m: Model) -> Tensor:
     fused c_attn, attention with dropout, c_proj, residual dropout; LayerNorm, c_fc, GELU, c_proj, dropout), the final
     LayerNorm, the tied head, ``ForCausalLMLoss``.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     T, H, V, A, P = m.tokens, m["H"], m["V"], m["A"], m["P"]
     I = m.config.sizes.get("I") or 4 * H
     d = H // A
@@ -1179,7 +1187,7 @@ def activation(tape: Tape, name: str, x: Tensor) -> Tensor:
     """transformers' ``ACT2FN[name]``: one saving operator (SiLU, GELU, ReLU), or GPT-2's ``gelu_new`` written out:
     ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (the cube in fp32 under CUDA's autocast).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     if name in ("gelu", "gelu_pytorch_tanh", "gelu_python", "silu", "swish"):
         return tape.unary(name, x, "input")
     if name == "relu":
@@ -1200,7 +1208,7 @@ def gpt_neox_model(tape: Tape, m: Model) -> Tensor:
     both read the layer's input; partial rotary on ``rotary_pct`` of each head), the final LayerNorm, the untied
     ``embed_out``.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     T, H, V, A, I = m.tokens, m["H"], m["V"], m["A"], m["I"]
     d = H // A
     parallel = m.config.flags.get("use_parallel_residual", True)
@@ -1265,7 +1273,7 @@ def partial_rope(tape: Tape, x: Tensor, cos: Tensor, sin: Tensor, rot: int, d: i
     rest passed through: ``cat`` of the two (a new tensor, heads first in memory). A head of 1 against 2 angles comes
     out 2 wide (d_qk).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     turned = min(rot, d)  # x[..., :rot] of a narrower head: all of it
     part = tape.view(x, f"{x.name}[..., :rot]", x.numel * turned // d)
     rest = tape.view(x, f"{x.name}[..., rot:]", x.numel - part.numel)
@@ -1281,7 +1289,7 @@ def bert_classifier(tape: Tape, m: Model) -> Tensor:
     dense, dropout, residual LayerNorm; intermediate, GELU, output, dropout, residual LayerNorm); the pooler on the
     first token, dropout, the classifier, cross-entropy over C labels.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     T, H, V, A, I, P = m.tokens, m["H"], m["V"], m["A"], m["I"], m["P"]
     d = H // A
     C = m.config.sizes.get("C", 2)
@@ -1468,7 +1476,7 @@ def resident(step: Step) -> dict[str, int]:
 def trained_values(step: Step) -> tuple[list[int], int]:
     """The values of each trainable tensor, and the bytes of one (the adapters' fp32; full: the weights' dtype).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     from .lora import targeted
     from .params import param_layout
 
@@ -1484,7 +1492,7 @@ def optimizer_state(optimizer: str, values: list[int], itemsize: int) -> int:
     dtype (its step counters stay on the host); bitsandbytes' AdamW8bit two uint8 moments and two fp32 absmax per 256
     values (fp32 moments under 4,096 values; its two 256-entry maps shared); SGD without momentum none.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     """
     if optimizer == "adamw":
         return 2 * sum((allocated(n * itemsize) for n in values), 0)
@@ -1506,7 +1514,7 @@ def nf4_allocated(n: int) -> int:
     """bitsandbytes' NF4 weight with double quantization as the allocator books it: the packed values, one uint8
     absmax per 64, one fp32 absmax per 256 of those, the 256-entry fp32 code, the 16-entry NF4 code, the offset.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     blocks = -(-n // 64)
     return (allocated(-(-n // 2)) + allocated(blocks) + allocated(4 * -(-blocks // 256)) + allocated(4 * 256)
             + allocated(4 * 16) + allocated(4))
@@ -1528,7 +1536,7 @@ def training_class(config: ModelConfig) -> str:
 def training_config(config: ModelConfig) -> ModelConfig:
     """``config`` as the class :func:`training_class` trains (an encoder's label head added, C = 2 by default).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     from dataclasses import replace
 
     name = training_class(config)
@@ -1681,7 +1689,7 @@ def fits(peak: Peak, threads: int = MATMUL_THREADS) -> dict[str, dict[str, Any]]
 def allocated_trained(step: Step) -> list[int]:
     """The bytes of each trainable tensor as the allocator books it (AdamW's foreach temporaries are one of each).
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
     from .lora import targeted
     from .params import param_layout
 
@@ -1695,7 +1703,7 @@ def allocated_trained(step: Step) -> list[int]:
 def forward_live_at_peak(step: Step, at: int | None = None) -> list[tuple[int, str]]:
     """Debug: the storages live at the forward pass's peak (bytes, name), or after node ``at``.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it or reaches it."""
     tape, loss, m = build_tape(step)
     last_use: dict[int, int] = {}
     for i, node in enumerate(tape.nodes):
@@ -1830,7 +1838,7 @@ def generate_peak(config: ModelConfig, batch: int, prompt: int, new_tokens: int,
 def measured() -> dict[str, Any]:
     """``data/gpu_memory.json``: real steps and ``generate`` calls on an H200 and an H100, with their harness.
 
-    Introduced in ``13_will_it_fit``.
+    Introduced in ``12_finetune_quantize_serve``.
     """
     from .config import DATA_DIR, read_json
 

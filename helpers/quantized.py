@@ -70,7 +70,8 @@ SCALE_DTYPE_KEY = "_weight_scale_inv_dtype"
 
 @dataclass(frozen=True)
 class Stored:
-    """What a quantized checkpoint stores: its ``quant_method``, a line on its layout, bytes by dtype."""
+    """What a quantized checkpoint stores: its ``quant_method``, a line on its layout, bytes by dtype.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     method: str
     layout: str
@@ -91,7 +92,7 @@ def skipped(name: str, patterns: Iterable[str]) -> bool:
     matching from the start up to a module boundary (also as a regular expression), or a suffix of the name.
 
     As transformers' ``quantizers_utils.should_convert_module`` decides.
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     boundary = r"(?:(?<=\.)|(?=\.|$))"
     try:
@@ -162,7 +163,7 @@ def converted_modules(config: ModelConfig) -> set[str]:
     """The modules a pre-quantized checkpoint of ``config`` stores quantized, as transformers names them (empty without
     a ``quantization_config``; a tied head converted apart is ``lm_head``).
 
-    Refused as :func:`stored_weights` refuses. No notebook calls it; it works behind the helpers of ``00_overview``.
+    Refused as :func:`stored_weights` refuses. No notebook calls it or reaches it.
     """
     if stored_weights(config) is None:
         return set()
@@ -190,7 +191,7 @@ def block_scales(rows: int, cols: int, block: tuple[int, int] = (128, 128), leas
     keep 2).
 
     :func:`helpers.lessons.moe.fp8_scales` counts DeepSeek-V3's with it.
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     return max(_cdiv(rows, block[0]), least_rows) * _cdiv(cols, block[1])
 
@@ -203,7 +204,7 @@ def bnb_4bit_parts(values: int, double: bool = True, offset: bool = True, blocks
     (⌈n/64⌉), one fp32 absmax per 256 of those, the dynamic map's 256 fp32 values and (``offset``) the fp32 offset,
     their mean, which bitsandbytes holds as a tensor and its saved files write into the layer's JSON state instead;
     without it the absmaxes in fp32 (4·⌈n/64⌉).
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     blocks = _cdiv(values, blocksize)
     if double:

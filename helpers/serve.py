@@ -81,7 +81,8 @@ def heads_per_gpu(config: ModelConfig, gpus: int) -> dict[str, int]:
     """The head counts one of ``gpus`` tensor-parallel GPUs keeps (``A_kv``, ``A``, ``G_k``, ``G_v`` where the model
     has them): ``n / N``, or 1 where ``n < N`` and N is a multiple of n (vLLM replicates KV heads).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. A ConfigError where N does not divide the query heads, or
+No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
+    A ConfigError where N does not divide the query heads, or
     neither divides the other for the others.
     """
     if gpus < 1:
@@ -106,7 +107,8 @@ FULL, SLIDING, CHUNKED = "full", "sliding", "chunked"  # vLLM's FullAttentionSpe
 @dataclass(frozen=True)
 class Kind:
     """The layers of one attention kind on one GPU: ``values`` per token of all of them together, ``layers`` of them
-    (None where the engine does not count them), ``kept`` tokens (``W − 1``, ``W_c − 1``; None: every token)."""
+    (None where the engine does not count them), ``kept`` tokens (``W − 1``, ``W_c − 1``; None: every token).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     name: str
     values: int
@@ -128,7 +130,9 @@ class Kind:
 @dataclass(frozen=True)
 class CacheShape:
     """One GPU's cache per sequence, read from the engine's cache formula and state terms: its attention
-    :class:`Kind`\\ s (values, not bytes) and the fixed per-sequence state in bytes."""
+    :class:`Kind`\\ s (values, not bytes) and the fixed per-sequence state in bytes.
+
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     kinds: tuple[Kind, ...]
     state_bytes: int
@@ -166,7 +170,7 @@ class CacheShape:
 def cache_shape(config: ModelConfig, gpus: int = 1) -> CacheShape | None:
     """The cache one of ``gpus`` GPUs keeps per sequence (:class:`CacheShape`); None for an encoder (no cache).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``. The family's cache formula
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``. The family's cache formula
     (``Family.kv_cache``) is evaluated with each GPU's head counts (:func:`heads_per_gpu`) and taken apart by its
     slopes: values per token just past the widest window are the full layers', and each window's share is the drop of
     the slope at it; the layers of each kind are the family's own count (``ModelConfig.lists["cache"]``) where it
@@ -203,7 +207,7 @@ def weight_shard(config: ModelConfig, gpus: int, dtype: str = "bf16") -> tuple[i
     checkpoint stores (:func:`helpers.quantized.stored_weights`: gpt-oss's MXFP4 experts, FP8 blocks and their scales),
     the norms among them taken as bf16 and held whole, the rest split evenly.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     """
     if dtype == STORED:
         stored = stored_weights(config)
@@ -226,7 +230,8 @@ def weight_shard(config: ModelConfig, gpus: int, dtype: str = "bf16") -> tuple[i
 
 @dataclass(frozen=True)
 class Serving:
-    """A deployment of one model on ``gpus`` GPUs, by vLLM's start-up arithmetic (every byte figure per GPU)."""
+    """A deployment of one model on ``gpus`` GPUs, by vLLM's start-up arithmetic (every byte figure per GPU).
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``."""
 
     config: ModelConfig
     gpu: GPU

@@ -57,7 +57,7 @@ PREFILL, DECODE = "prefill", "decode"
 def allocated(nbytes: int) -> int:
     """The bytes CUDA's caching allocator books for a tensor of ``nbytes``: a multiple of 512, at least 512.
 
-    Introduced in ``13_will_it_fit``.
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
     """
     return 0 if nbytes == 0 else -(-nbytes // BLOCK) * BLOCK
 
@@ -69,6 +69,7 @@ class Simulated:
     ``resident`` is what was held when the measured step began (weights, buffers, gradients and optimizer state),
     by kind; ``phases`` the peak of each phase of the measured (second) step, ``timeline`` the count after every
     operator that allocated, as ``(phase, bytes)``, for pictures.
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
     """
 
     peak_bytes: int
@@ -105,6 +106,7 @@ class CachingAllocator:
     neighbours of its segment. Segments are never returned (no ``empty_cache``). (torch's
     ``c10/cuda/CUDACachingAllocator.cpp``: ``kMinBlockSize``, ``kSmallSize``, ``kSmallBuffer``, ``kLargeBuffer``,
     ``kMinLargeAlloc``, ``kRoundLarge``, ``get_free_block``, ``should_split``, ``try_merge_blocks``.)
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``.
     """
 
     MIN_BLOCK, SMALL, SMALL_BUFFER, LARGE_BUFFER, MIN_LARGE, ROUND_LARGE = 512, 2**20, 2 * 2**20, 20 * 2**20, \
@@ -723,7 +725,7 @@ def simulate_generate(raw: Mapping[str, Any], batch: int, prompt: int, new_token
 def simulate_run(config: Any, run: Any) -> Simulated:
     """``finetune --simulate``: the :class:`~helpers.finetune.Finetune` run, simulated on its config's own keys.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     from . import peak
 
     if not config.raw:
@@ -737,7 +739,7 @@ def simulated_json(sim: Simulated) -> dict[str, Any]:
     """The keys ``--simulate`` adds, and the peak it replaces: ``peak_bytes`` is the simulated peak as the caching
     allocator books it, plus the cuBLAS workspaces of a Hopper GPU.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     return {"peak_bytes": sim.peak_bytes + sim.workspace, "peak_phase": sim.peak_phase,
             "peak_counted_by": "simulation (helpers.simulate)",
             "simulated": {"allocated_peak_bytes": sim.peak_bytes, "tensor_peak_bytes": sim.tensor_peak_bytes,
@@ -750,7 +752,7 @@ def simulated_json(sim: Simulated) -> dict[str, Any]:
 def simulated_report(sim: Simulated) -> str:
     """The lines ``--simulate`` adds to the text output.
 
-    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     from .memory import fmt_bytes
     from .report import fmt_int
 

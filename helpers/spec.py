@@ -27,7 +27,8 @@ import numpy as np
 # --- a configuration --------------------------------------------------------------------------------------------------
 
 class ConfigError(ValueError):
-    """A configuration that cannot be counted: ``field`` names the culprit."""
+    """A configuration that cannot be counted: ``field`` names the culprit.
+    Introduced in ``10_budgets``."""
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field}: {problem}")
@@ -49,6 +50,7 @@ class Size:
     passes transformers' config class unchecked (its ``attribute_map`` sets the field to None after the type checks)
     and fails only where a layer reads it: the engine accepts it where each of these counts is 0 (the model it builds
     then does not depend on the size, read as its default), and refuses it elsewhere, naming the alias.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     key: str
@@ -66,6 +68,7 @@ class Flag:
 
     ``nullable``: transformers accepts ``null`` for it (a ``bool | None`` field, read as the default); most of its
     config classes declare ``bool`` and refuse ``null``, so the engine refuses it too.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     key: str
@@ -75,7 +78,8 @@ class Flag:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The sizes that decide a model's parameters, keyed by the notebooks' symbols."""
+    """The sizes that decide a model's parameters, keyed by the notebooks' symbols.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     name: str
     model_type: str
@@ -209,6 +213,7 @@ class Param:
     family's builder; ``tokens`` is how many tokens it multiplies in a forward pass, as a formula over ``B``
     and ``S`` (``"B*S"``: every token; ``"B"``: BERT's pooler, on the [CLS] token only; ``""``: no matmul,
     e.g. a bias, a norm gain, an embedding lookup; a token table tied to the LM head has ``"B*S"``).
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     name: str
@@ -286,6 +291,7 @@ class Block:
     For a stack, ``prefix`` holds ``{i}`` where the layer index goes (``"encoder.layer.{i}."``) and the
     tensors' names are relative to it; ``layers`` is the range of indices. Outside a stack, ``layers`` is
     None and the names are whole.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     prefix: str
@@ -324,6 +330,8 @@ class Layout:
 
     What counting, FLOPs and memory read: their cost does not grow with the number of layers.
     :meth:`expand` (what :func:`param_table` returns) lists every tensor.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     blocks: tuple[Block, ...]
@@ -392,6 +400,8 @@ class ModelClass:
     ``refused`` are read only for this class, as the family's are (an MLM head's ``tie_word_embeddings``);
     ``read(raw)`` checks other keys only this class reads, raising ``ConfigError(key, problem)``.
     :mod:`helpers.families.heads` builds them.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     layout: Callable[[ModelConfig], Layout]
@@ -417,6 +427,7 @@ class TextConfig:
     the text family reads the config. ``runs``: what the composite's model cannot run of its language model, in place
     of the text family's own ``runs`` where the composite runs it otherwise (Gemma 3's builds only the attention masks
     of the layer types it has; Gemma3ForCausalLM builds the sliding one for every input); None: the text family's.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     family: str
@@ -435,6 +446,7 @@ class StateTerm:
     ``values`` is a formula over the config's symbols and ``B``; ``bits`` the width of each value: None for the
     cache's dtype (the model's, as the keys and values), or a fixed width whatever the model's dtype (Qwen3-Next's
     recurrent state, which transformers keeps in fp32: 32). :func:`helpers.memory.kv_cache_bytes` adds every term.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     name: str
@@ -506,6 +518,8 @@ class Family:
     * ``surplus_flops``: where transformers' own class multiplies more than the model needs (Llama 4 runs every token
       through all E experts, weighing the unrouted by 0), the matmul FLOPs it adds to :attr:`flops`, as a formula over
       the symbols, B and S: ``FlopCounterMode`` on that class counts ``flops + surplus_flops``; None: nothing more.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     model_type: str

@@ -1,10 +1,12 @@
 """The helper library's documentation rule, and transformers kept out of helpers/ and the notebooks.
 
-Every public function of a ``helpers`` module names the notebook that introduces it
-("Introduced in ``NN_name``."), and that notebook exists and calls it by name (an import or a call in a code
-cell); a function no notebook calls says so instead ("No notebook calls it; it works behind the helpers of
-``NN_name``."), and then no notebook may call it. Every public class has a docstring.
-``helpers.cli.main`` (the command line) is exempt; the slide/HTML tooling lives outside the package, in ``tools/sitekit.py``.
+Every public function and class of a ``helpers`` module carries one back-link sentence, computed by
+``tools/backlinks.py`` and never written by hand: "Introduced in ``NN_name``." (the first notebook that imports it
+or calls it as ``module.name``), "No notebook calls it; it works behind the helpers of ``NN_name``." (the first
+notebook whose helpers reach it, through helpers' static call graph) or "No notebook calls it or reaches it.". A
+docstring that says otherwise fails here, naming the function and the sentence expected; ``make backlinks``
+(``python tools/backlinks.py --write``) rewrites it. Every public class has a docstring.
+The slide/HTML tooling lives outside the package, in ``tools/sitekit.py``.
 transformers is test-only: importing every helpers module must not import it, and no notebook may; the one module
 that imports it, lazily and only when called, is ``helpers/fallback.py`` (a model type no family teaches, counted by
 transformers' own class: the optional extra ``[hf]``).
@@ -13,11 +15,11 @@ transformers' own class: the optional extra ``[hf]``).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
 import pkgutil
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,28 +29,16 @@ import pytest
 
 import helpers
 
+from tools import backlinks  # tools/backlinks.py: make backlinks, and the check below
+
 from .conftest import ROOT
 
-# the English notebooks, and the Chinese edition's (named ``zh/<stem>``: a helper only its cells call, such as
-# plots.use_language, or one of its notebooks written in Chinese only)
+# the English notebooks, and the Chinese edition's (named ``zh/<stem>``)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "notebooks").glob("zh/*.ipynb"))
-NAME = r"((?:zh/)?\d\d_\w+|zh/\w+)"
-INTRODUCED = re.compile(rf"Introduced in ``{NAME}``\.")
-BEHIND = re.compile(rf"No notebook calls it; it works behind the helpers of ``{NAME}``\.")
-# each notebook's code cells, where a helper is imported or called by name
-CODE = {nb.relative_to(ROOT / "notebooks").with_suffix("").as_posix(): "\n".join("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
-                           if c["cell_type"] == "code") for nb in NOTEBOOKS}
-
-
-def calls(code: str, name: str) -> bool:
-    """Whether ``code`` imports ``name`` from helpers or calls it (``name(``, not ``x.name(``)."""
-    imported = re.search(rf"^\s*from helpers[\w.]* import [^\n]*(?<![.\w]){name}\b", code, re.M)
-    return bool(imported or re.search(rf"(?<![.\w\"]){name}\(", code))
 # every module of the package and of its subpackages (plots, exercises); __main__ runs the command line
 MODULES = sorted(m.name.removeprefix("helpers.") for m in pkgutil.walk_packages(helpers.__path__, "helpers.")
                  if m.name != "helpers.__main__")
 DOCUMENTED = MODULES
-EXEMPT = {("cli", "main")}
 
 
 def _public(module: ModuleType, kind) -> list[tuple[str, object]]:
@@ -70,25 +60,31 @@ def test_every_module_is_checked():
     assert "site" not in MODULES  # the slide/HTML tooling is tools/sitekit.py, not for learners
 
 
+@functools.lru_cache(maxsize=1)
+def _links() -> dict[str, list[backlinks.Link]]:
+    """The tool's back-links (one reading of helpers and of the notebooks), by module."""
+    by_module: dict[str, list[backlinks.Link]] = {}
+    for link in backlinks.links():
+        by_module.setdefault(link.module.removeprefix("helpers."), []).append(link)
+    return by_module
+
+
 @pytest.mark.parametrize("name", DOCUMENTED)
-def test_public_functions_name_their_notebook(name):
+def test_backlinks_are_the_computed_ones(name):
+    problems = [p for link in _links().get(name, []) if (p := link.problem())]
+    assert not problems, "\n".join(problems + ["make backlinks (python tools/backlinks.py --write) rewrites them"])
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_the_tool_sees_every_public_name(name):
     module = importlib.import_module(f"helpers.{name}")
-    functions = [(n, f) for n, f in _public(module, inspect.isfunction) if (name, n) not in EXEMPT]
-    problems = []
-    for fname, function in functions:
-        found, behind = INTRODUCED.findall(function.__doc__ or ""), BEHIND.findall(function.__doc__ or "")
-        users = [nb for nb, code in CODE.items() if calls(code, fname)]
-        if len(found) + len(behind) != 1:
-            problems.append(f"{name}.{fname}: {len(found)} 'Introduced in ``NN_name``.' and {len(behind)} "
-                            "'No notebook calls it; ...' sentences (one of them, once)")
-        elif not (ROOT / "notebooks" / f"{(found or behind)[0]}.ipynb").is_file():
-            problems.append(f"{name}.{fname}: notebooks/{(found or behind)[0]}.ipynb does not exist")
-        elif found and found[0] not in users:
-            problems.append(f"{name}.{fname}: introduced in {found[0]}, which never imports or calls it"
-                            f" (called in: {users or 'no notebook'})")
-        elif behind and users:
-            problems.append(f"{name}.{fname}: says no notebook calls it, but {users} do")
-    assert not problems, "\n".join(problems)
+
+    def function(obj) -> bool:  # an lru_cache'd one too
+        return inspect.isfunction(inspect.unwrap(obj))
+
+    imported = {(n, "class" if inspect.isclass(obj) else "function")
+                for kind in (function, inspect.isclass) for n, obj in _public(module, kind)}
+    assert {(link.name, link.kind) for link in _links().get(name, [])} == imported
 
 
 @pytest.mark.parametrize("name", DOCUMENTED)
@@ -99,13 +95,57 @@ def test_public_classes_have_docstrings(name):
     assert not missing, f"helpers.{name}: classes without a docstring: {missing}"
 
 
-def test_the_rule_rejects_what_it_should():
-    assert calls("from helpers.flops import forward_flops, tied_table", "tied_table")
-    assert calls("x = tied_table(c)", "tied_table") and not calls("x = c.tied_table(c)", "tied_table")
-    assert not calls("# the shapes exercise 03.3 quotes", "exercise")
-    assert INTRODUCED.findall("Counts. Introduced in ``07_decoder_llms``.") == ["07_decoder_llms"]
-    assert INTRODUCED.findall("Introduced in ``07_decoder_llms``; used again later.") == []
-    assert INTRODUCED.findall("Introduced in\n    ``07_decoder_llms``.") == []  # keep it greppable: one line
+def _called(code: str) -> set[str]:
+    graph = backlinks.Graph(backlinks.read_package())
+    return {f"{module.removeprefix('helpers.')}.{name}" for module, name in backlinks.called(graph, code)}
+
+
+def test_a_notebook_calls_what_it_imports_or_names_through_a_module():
+    assert _called("from helpers.flops import forward_flops, tied_table") == {"flops.forward_flops", "flops.tied_table"}
+    assert _called("from helpers import count_model") == {"count.count_model"}  # a re-export: where it is defined
+    assert _called("from helpers.plots import use_language") == {"plots.language.use_language"}  # a star import
+    assert _called("from helpers.cli import main as helpers_cli") == {"cli.main"}
+    assert _called("from helpers import torch_ref\nm = torch_ref.build(c)") == {"torch_ref.build"}
+    assert _called("x = tied_table(c)  # never imported: not a helper") == set()
+    assert _called("x = c.tied_table(c)") == set()
+
+
+def test_the_call_graph_follows_names_imports_and_lookups():
+    graph = backlinks.Graph(backlinks.read_package())
+    reached = graph.closure({("helpers.torch_ref", "build")})
+    assert ("helpers.torch_ref.gpt2", "GPT2LMHeadModel") in reached  # globals()[family.torch_ref]
+    assert ("helpers.torch_ref.gpt2", "GPT2Block") in reached  # named in GPT2Model's body
+    assert ("helpers.exercises.nb02", "") in graph.closure({("helpers.exercises", "check")})  # the banks, by name
+    assert ("helpers.families.llama", "flops") in graph.closure({("helpers.families", "FAMILIES")})
+
+
+def test_the_sentences_are_recognised():
+    found = backlinks.SENTENCE.findall
+    assert found("Counts. Introduced in ``07_decoder_llms``.") == ["Introduced in ``07_decoder_llms``."]
+    assert found("No notebook calls it; it works behind the helpers of ``zh/errata`` (and tools).") == [
+        "No notebook calls it; it works behind the helpers of ``zh/errata`` (and tools)."]
+    assert found("Introduced in\n    ``07_decoder_llms``.")  # found, then flagged: one line, to keep it greppable
+    assert found("No notebook calls it or reaches it.") == [backlinks.UNREACHED]
+
+
+def _rewritten(source: str, sentence: str) -> str:
+    lines = source.splitlines(keepends=True)
+    backlinks._rewrite(lines, ast.parse(source).body[0], sentence)
+    return "".join(lines)
+
+
+def test_the_rewrite_changes_that_sentence_only():
+    behind = backlinks.BEHIND.format("06_full_bert")
+    assert _rewritten('def f():\n    """Counts.\n\n    Introduced in ``07_decoder_llms``.\n    """\n', behind) == (
+        f'def f():\n    """Counts.\n\n    {behind}\n    """\n')
+    long = "Counts every tensor of the model, the embeddings, the layers and the head, as the checkpoint stores them."
+    assert _rewritten(f'def f():\n    """{long} Introduced in\n    ``07_decoder_llms``. Then more."""\n', behind) == (
+        f'def f():\n    """{long}\n    {behind} Then more."""\n')  # on one line, cut where it would pass 120
+    assert _rewritten('class C:\n    """A record."""\n', behind) == f'class C:\n    """A record.\n    {behind}"""\n'
+    assert _rewritten(f'class C:\n    """{long} And then a few words."""\n', behind) == (
+        f'class C:\n    """{long} And\n    then a few words.\n    {behind}"""\n')  # a line past 120: cut
+    assert _rewritten('class C:\n    """A list:\n\n    - one\n    """\n', behind) == (
+        f'class C:\n    """A list:\n\n    - one\n\n    {behind}\n    """\n')
 
 
 def test_importing_helpers_leaves_transformers_out():

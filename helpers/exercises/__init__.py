@@ -30,7 +30,8 @@ KINDS = ("predict", "explain", "code")
 
 @dataclass(frozen=True)
 class Case:
-    """One call of a code exercise: the keyword arguments, the engine's result, and a label for the hint."""
+    """One call of a code exercise: the keyword arguments, the engine's result, and a label for the hint.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     kwargs: Mapping[str, Any]
     expected: Any
@@ -45,6 +46,7 @@ class Exercise:
     ``code`` exercise is checked on, and ``solution`` is a reference implementation (the tests run it
     through :func:`check`). ``choices`` lists the accepted letters of an ``explain`` exercise;
     ``tolerance`` is the relative error a ``predict`` guess may have to count as close.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     id: str

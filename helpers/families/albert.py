@@ -39,7 +39,7 @@ RUNS = "L*B*S"  # the shared layer runs L times on every token
 def group_runs(c: ModelConfig) -> list[int]:
     """How many of the L runs use each group: run ``i`` uses group ``int(i / (L / G))``, as ``AlbertTransformer``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     L, G = c["L"], c["G"]
     runs = [0] * G
     if G:

@@ -18,7 +18,7 @@ def nest(layout: Layout, renames: Mapping[str, str], before: tuple[Block, ...] =
     """A text family's layout inside a composite model: each name starting with a key of ``renames`` renamed
     (``{"model.": "model.language_model."}``), ``before`` (a vision tower and its projector) listed first.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     def rename(name: str) -> str:
         for old, new in renames.items():
@@ -36,7 +36,7 @@ def composite(language: Family, **fields: Any) -> Family:
     its FLOPs (text tokens only), its cache and positions are the text family's, and its heads were checked there
     (``heads_divide_hidden="never"``); ``fields`` give the rest (sizes, layout, formulas ...).
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     inherited = {"flops": language.flops, "kv_cache": language.kv_cache, "state": language.state,
                  "positions": language.positions, "heads_divide_hidden": "never"}
@@ -48,7 +48,7 @@ def too_many_experts(sizes: Mapping[str, int], key: str) -> tuple[str, str] | No
     ``torch.topk`` cannot pick them (the model builds, its forward pass fails), as ``(key, why)`` for a family's
     ``runs``; None where k ≤ E. Every family with routed experts refuses it so.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if sizes["k"] <= sizes["E"]:
         return None
@@ -59,7 +59,7 @@ def experts_key(raw: Mapping[str, Any], keys: tuple[str, ...] = ("num_local_expe
     """The key a file gives its experts under: the first of ``keys`` (the field, then its aliases) it has, else the
     field's (Mixtral's and GPT-OSS's ``num_local_experts``, alias ``num_experts``).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return next((key for key in keys if key in raw), keys[0])
 
@@ -69,7 +69,7 @@ def mixed_stack(L: int, dense_layers: int, dense: str, sparse: str, dense_count:
 
     ``dense_count`` and ``sparse_count`` write those numbers in symbols (Qwen3-MoE: ``"(L - L_e)"``, ``"L_e"``;
     DeepSeek-V3: ``"L_f"``, ``"(L - L_f)"``); a stack of one kind is ``L·(...)``.
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if dense_layers == L:
         return f"L*({dense})"
@@ -82,7 +82,7 @@ def layer_runs(L: int, marked: Iterable[int]) -> list[tuple[range, bool]]:
     """Layers 0 … L − 1 as runs of consecutive layers of one kind, in order: True for the indices of ``marked`` (sorted,
     unique, within the stack), False for the others. A ``range`` of step 1 is read without a loop.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``. Qwen3-MoE marks its dense layers,
+    No notebook calls it; it works behind the helpers of ``00_overview``. Qwen3-MoE marks its dense layers,
     Llama 4 its sparse ones.
     """
     if isinstance(marked, range) and marked.step == 1:

@@ -109,7 +109,7 @@ FLOPS = {
 def formulas(c: ModelConfig, table: Mapping[str, str] = FORMULAS) -> dict[str, str]:
     """``table``, with query, key and value A·d_k wide where the heads leave part of H out (transformers builds it).
 
-    No notebook calls it; it works behind the helpers of ``06_full_bert``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     out = dict(table)
     if c["A"] * c["d_k"] != c["H"]:
         out[ATTENTION] = "L*(3*A*d_k*H + H**2 + 3*A*d_k + H)"
@@ -124,7 +124,7 @@ def read_heads(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str
     0^-½ transformers' attention fails to compute (possible only where it skips the divisibility check). Read
     ``add_cross_attention``: cross-attention layers, which transformers builds in a decoder only (``is_decoder``).
 
-    No notebook calls it; it works behind the helpers of ``06_full_bert``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     if sizes["L"] and sizes["A"] > sizes["H"]:
         raise ConfigError("num_attention_heads", f"{sizes['A']} heads for hidden_size = {sizes['H']}: 0 dimensions per "
                                                  "head (transformers fails to build the attention)")
@@ -146,7 +146,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     """Heads that do not divide H (built where the config has an ``embedding_size``): the forward pass fails.
 
     RoBERTa's positions count from its padding index: ``pad_token_id: null`` builds, and its forward pass fails.
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
     if raw.get("model_type") in ("roberta", "xlm-roberta") and "pad_token_id" in raw and raw["pad_token_id"] is None:
         return {"forward": ("pad_token_id", "null: RoBERTa numbers its positions from the padding index; transformers "
                                             "builds the model, and its forward pass fails")}

@@ -90,7 +90,7 @@ def rotary_problem(sizes: Mapping[str, int]) -> str | None:
     view; d_rope = 0 leaves ``head_dim`` 0, so the angles are built for H // A dimensions instead, ⌈(H // A)/2⌉ of
     them, and the 0-wide rotary part broadcasts against one at most (H // A ≤ 2 runs).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     d_rope, fallback = sizes["d_rope"], sizes["H"] // sizes["A"]
     if d_rope % 2:

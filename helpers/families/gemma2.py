@@ -26,7 +26,7 @@ from .heads import decoder_classes
 def layout(c: ModelConfig) -> Layout:
     """LLaMA's tensors, with ``pre_feedforward_layernorm`` and ``post_feedforward_layernorm`` in every layer.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H = c["H"]
     head, stack, tail = llama.LLAMA.layout(c).blocks
@@ -38,7 +38,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """LLaMA's formulas with four norms per layer: ``(4L + 1)·H``.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return {**llama.LLAMA.formulas(c), LAYER_NORM: "(4*L + 1)*H"}
 
@@ -55,7 +55,7 @@ _read_cache, _runs = llama.hooks(default=4096, types=_alternate, masks=True, eve
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """The windowed (``L_w``) and global (``L_g``) layers, from ``layer_types`` or Gemma 2's alternation.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return windowed_and_global(_read_cache(raw, sizes, flags), sizes)
 
@@ -64,7 +64,7 @@ def windowed_and_global(lists: dict[str, tuple[int, ...]], sizes: dict[str, int]
     """Files the windowed (``L_w``) and global (``L_g``) layer counts of ``lists["cache"]`` in ``sizes``; returns ``lists``.
 
     Gemma 2 and Gemma 3's text model read their layers with it.
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     full, windowed, _ = lists["cache"]
     sizes["L_w"] = windowed
@@ -75,7 +75,7 @@ def windowed_and_global(lists: dict[str, tuple[int, ...]], sizes: dict[str, int]
 def kv_cache(c: ModelConfig) -> str:
     """Windowed layers keep the last W − 1 tokens, global ones every token (transformers' DynamicCache).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     full, windowed, chunked = c.lists["cache"]
     if windowed and not chunked:

@@ -44,7 +44,7 @@ _, runs = llama.hooks(default=4096, types=_pattern, masks=True, every_mask="Gemm
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """The local (``L_w``) and global (``L_g``) layers, from ``layer_types`` or the 5:1 pattern.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     Refused in one line: ``use_bidirectional_attention`` (the encoder form of Gemma 3, whose window
     transformers halves: not modelled here) and layer types other than full and sliding (transformers refuses them).
     """
@@ -62,7 +62,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
 def layout(c: ModelConfig) -> Layout:
     """Gemma 2's tensors with ``self_attn.q_norm`` and ``self_attn.k_norm`` (d_k each) after ``o_proj``.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     d_k = c["d_k"]
     head, stack, tail = gemma2.layout(c).blocks
@@ -75,7 +75,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Gemma 2's formulas with the QK-norms: ``L·(4H + 2d_k) + H`` of norms.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     return {**gemma2.formulas(c), LAYER_NORM: "L*(4*H + 2*d_k) + H"}
 

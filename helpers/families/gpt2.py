@@ -26,14 +26,14 @@ WINDOWS = (llama.WINDOW, llama.CHUNK)
 def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """The cache's layers (full, windowed, chunked) from ``sliding_window``, ``attention_chunk_size``, ``layer_types``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
     return llama.read_cache(raw, sizes, sizes.get("W"), llama.read_layer_types(raw, sizes["L"]))
 
 
 def window_runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[str, str]]:
     """A cache transformers cannot keep (a chunked layer without a chunk size ...): refused for memory, in one line.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
     _, problem = llama.cache_layers(raw, sizes, sizes.get("W"), llama.read_layer_types(raw, sizes["L"]))
     return {"cache": problem} if problem else {}
 
@@ -41,7 +41,7 @@ def window_runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping
 def kv_cache(c: ModelConfig) -> str:
     """Keys and values of A heads of d_k per layer: every token, or the last W − 1 (W_c − 1) of a windowed layer.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
     return llama.kv_cache(c).replace("A_kv", "A")
 
 

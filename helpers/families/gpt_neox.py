@@ -35,7 +35,7 @@ from .heads import decoder_classes
 def layout(c: ModelConfig) -> Layout:
     """GPT-NeoX's tensors: ``embed_in``, L layers (two LayerNorms, fused QKV, dense, MLP), final LayerNorm, head.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     V, H, I = c["V"], c["H"], c["I"]
     bias, tied = c.flags["attention_bias"], c.flags["tie_word_embeddings"]
@@ -71,7 +71,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """GPT-NeoX's parameter formulas per component (GPT-2's, without a position table).
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     result = {
         EMBEDDINGS: "V*H",
@@ -89,7 +89,7 @@ def rotary_dims(raw: Mapping[str, Any], d_k: int) -> int | None:
     ``partial_rotary_factor`` of ``rope_parameters`` (or ``rope_scaling``), else ``rotary_pct``, else 0.25 (a top-level
     ``partial_rotary_factor`` comes after and is never used). None: a factor that is not a number (left to transformers).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
     factor = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
@@ -112,7 +112,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     """The cache's layers (:func:`~helpers.families.gpt2.read_windows`), and d_qk where the rotary step widens the
     queries and keys of a head of 1 (R = 1).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     lists = gpt2.read_windows(raw, sizes, flags)
     llama.widen(sizes, _width(raw, sizes["H"] // sizes["A"]))
@@ -124,7 +124,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     pair reaches past a head of 3 or more (R odd and equal to d_k): transformers' forward pass fails. An odd R inside a
     wider head rotates R + 1 dimensions, and a head of 1 runs 2 wide (d_qk, :func:`read`): no refusal.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     problems = gpt2.window_runs(raw, sizes, flags)
     R, d_k = rotary_dims(raw, sizes["d_k"]), sizes["d_k"]

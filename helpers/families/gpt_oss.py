@@ -39,7 +39,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
     """The cache's layers (:func:`helpers.families.llama.hooks`) and each layer's window (``{"windows": ...}``: W
     for a windowed layer, 0 for a full one), which the reference model masks with.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     lists = _read_cache(raw, sizes, flags)
     window = raw["sliding_window"] if "sliding_window" in raw else 128
@@ -54,7 +54,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     encode the router's picks over E classes, and none fails); and k ≤ E: ``torch.topk`` refuses more experts per
     token than experts (the model builds; its forward pass fails).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     problems = dict(_window_runs(raw, sizes, flags))
     key = experts_key(raw)
@@ -69,7 +69,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
 def layout(c: ModelConfig) -> Layout:
     """GPT-OSS's tensors in transformers' order: the sinks, biased projections, the router, the fused experts.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     H, I, A, E = c["H"], c["I"], c["A"], c["E"]
     bias = c.flags["attention_bias"]
@@ -90,7 +90,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Parameter formulas per component: every expert counted, with its biases; the sinks in attention.
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     attention = "A + 2*A*d_k*H + 2*A_kv*d_k*H" + (" + A*d_k + 2*A_kv*d_k + H" if c.flags["attention_bias"] else "")
     result = {

@@ -38,6 +38,7 @@ class HeadParts:
 
     ``ties`` maps a tensor of the head to the one it shares (``cls.predictions.decoder.weight`` → the token table,
     named relative to the base model), as the class's ``_tied_weights_keys``; applied only when tied.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     params: list[Param]
@@ -64,7 +65,7 @@ def linear(name: str, out: str, component: str, tokens: str = "B*S", width: str 
            bias: bool | str = True) -> Head:
     """An ``nn.Linear(width, out)`` called ``name`` (``out``, ``width``: symbols or numbers, ``"C"``, ``"2"``).
 
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     ``tokens``: what it multiplies (``"B"``: the [CLS] or last token of each sequence); ``bias``: whether it has
     one, or the flag that says so (ModernBERT's ``classifier_bias``).
     """
@@ -84,7 +85,7 @@ def linear(name: str, out: str, component: str, tokens: str = "B*S", width: str 
 def layer_norm(name: str, component: str, width: str = "H", bias: bool | str = True) -> Head:
     """An ``nn.LayerNorm(width)`` called ``name``: γ and β (γ alone without ``bias``, or where the flag it names is
     off: ModernBERT's ``norm_bias``).
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     def parts(c: ModelConfig) -> HeadParts:
@@ -99,7 +100,7 @@ def layer_norm(name: str, component: str, width: str = "H", bias: bool | str = T
 
 def own_bias(name: str, component: str = MLM_HEAD) -> Head:
     """The V-wide output bias an MLM head registers itself (``cls.predictions.bias``).
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     def parts(c: ModelConfig) -> HeadParts:
@@ -112,7 +113,7 @@ def decoder(name: str, table: str, width: str = "H", bias_tied_to: str | None = 
             bias: bool | str = True) -> Head:
     """An MLM head's ``nn.Linear(width, V)`` whose weight is the token table ``table`` when tied.
 
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     Tied, its weight is the table (counted there) and its bias is ``bias_tied_to``
     (BERT, RoBERTa, ALBERT: the head's own bias) or its own (ELECTRA, DistilBERT); untied (``tie_word_embeddings:
     false``), transformers ties nothing: a V × width weight and a V bias of its own, beside ``bias_tied_to``.
@@ -143,7 +144,7 @@ def decoder(name: str, table: str, width: str = "H", bias_tied_to: str | None = 
 
 def combine(*heads: Head) -> Head:
     """Several heads (or parts) as one, in order: their tensors, formulas and ties.
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 
     def parts(c: ModelConfig) -> HeadParts:
@@ -220,7 +221,7 @@ def model_class(head: Head | None = None, *, prefix: tuple[str, str] = ("", ""),
                 read: Callable[[Mapping[str, Any]], None] | None = None) -> ModelClass:
     """A class of a family: its layout (or ``base``'s) with ``head`` on it, as transformers builds that class.
 
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     ``prefix`` = (old, new): the base model's tensors move from ``old`` to ``new``
     (``("", "bert.")``: BertModel inside BertForMaskedLM; ``("model.", "")``: LlamaModel out of
     LlamaForCausalLM). ``pooler=False`` drops the pooler (``add_pooling_layer=False``); ``lm_head=False`` drops
@@ -266,7 +267,7 @@ def decoder_classes(stem: str, prefix: str, *, token_head: str | None = "score",
     """A decoder family's other classes: ``{stem}Model``, ``{stem}ForSequenceClassification`` and, where
     transformers has them, ``{stem}ForTokenClassification`` and ``{stem}ForQuestionAnswering``.
 
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     ``prefix``: the base model's attribute in the causal LM (``"model."``);
     ``token_head``: the token classifier's name (``score``, with a bias, in transformers' generic class; GPT-2 and
     GPT-NeoX: ``classifier``), None where there is none; ``qa_prefix``: the base model's attribute in the
@@ -298,7 +299,7 @@ def encoder_classes(stem: str, prefix: str, *, mlm: Head, has_pooler: bool = Tru
     """An encoder family's other classes: ``{stem}ForMaskedLM``, ``{stem}ForSequenceClassification``,
     ``{stem}ForTokenClassification``, ``{stem}ForQuestionAnswering``, ``{stem}ForMultipleChoice``, then ``extra``.
 
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     ``prefix``: the base model's attribute (``"bert."``); ``mlm``: the masked-LM head
     (on the base model without pooler); ``has_pooler``: the base model has one (BERT, RoBERTa, ALBERT), which
     the sequence and multiple-choice classes keep when their head reads the pooled output; ``sequence_head``:
@@ -328,7 +329,7 @@ def encoder_classes(stem: str, prefix: str, *, mlm: Head, has_pooler: bool = Tru
 def expand_experts(gate: str, up: str, down: str, width: str, block: str = "mlp") -> Callable[[Param], list[Param]]:
     """A family's ``checkpoint_names``: fused experts as the checkpoints on disk name them, one tensor per expert.
 
-    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     transformers 5 fuses E experts into ``mlp.experts.gate_up_proj`` (E × 2I × H, each
     expert's gate rows then its up rows) and ``mlp.experts.down_proj`` (E × H × I) when it loads a checkpoint
     (``conversion_mapping.py``: ``MergeModulelist(dim=0)``, ``Concatenate(dim=1)``); the files hold

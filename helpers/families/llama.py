@@ -23,7 +23,7 @@ def decoder_layout(c: ModelConfig, layer: list[Param]) -> Layout:
     tied), the stack of L identical ``layer``s under ``model.layers.{i}.``, the final ``model.norm`` and an untied
     ``lm_head``. Shared by the families that keep LLaMA's names (Qwen2, Phi-3, Mixtral ...).
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     V, H, tied = c["V"], c["H"], c.flags["tie_word_embeddings"]
     tail = [Param.norm("model.norm.weight", (H,), LAYER_NORM, "H")]
@@ -41,7 +41,7 @@ def attention_projections(c: ModelConfig, bias: bool) -> list[Param]:
     back to H, each followed by its bias when ``bias``, in ``named_parameters()`` order. LLaMA's, and every family's
     that keeps its attention (OLMo 2, GPT-OSS).
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     H, A, A_kv, d_k = c["H"], c["A"], c["A_kv"], c["d_k"]
     params = []
@@ -106,7 +106,7 @@ def scores(c: ModelConfig, layers: str = "L") -> str | None:
     with L_qk of the layers rotary (SmolLM3's NoPE layers stay d_k wide), q·kᵀ over d_qk in those only. None where
     queries and keys are d_k wide: the family's own formula (``4·layers·B·S²·A·d_k``) holds.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     if "d_qk" not in c.sizes:
         return None
@@ -119,7 +119,7 @@ def with_scores(c: ModelConfig, formulas: Mapping[str, str], layers: str = "L") 
     """``formulas`` (a family's FLOPs), the attention scores over queries and keys as wide as transformers runs them
     (:func:`scores`).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     wide = scores(c, layers)
     return {**formulas, ATTENTION_SCORES: wide} if wide is not None else dict(formulas)
@@ -128,7 +128,7 @@ def with_scores(c: ModelConfig, formulas: Mapping[str, str], layers: str = "L") 
 def flops(c: ModelConfig) -> dict[str, str]:
     """LLaMA's forward FLOPs (:data:`FLOPS`), the scores over queries and keys as wide as transformers runs them.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     return with_scores(c, FLOPS)
 
@@ -138,7 +138,7 @@ def derive(sizes: dict[str, int], keys: Mapping[str, str]) -> None:
     (the projections are A_kv·d_k wide): :func:`runs` refuses them for the commands that run the model. LLaMA's
     ``Family.derive``, and the end of Mistral's.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     sizes.setdefault("A_kv", sizes["A"])
 
@@ -157,7 +157,7 @@ LEGACY_TYPES = {"mamba": "linear_attention", "attention": FULL, "deepseek_sparse
 def read_layer_types(raw: Mapping[str, Any], L: int) -> list[str] | None:
     """``layer_types`` as transformers validates it (legacy names renamed, known types, one per layer); None: absent.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     types = raw.get("layer_types")
     if types is None:
@@ -183,7 +183,7 @@ def cache_layers(raw: Mapping[str, Any], sizes: Mapping[str, int], window: int |
     chunked if there is an ``attention_chunk_size``, else full: ``get_layer_types_and_kwargs``). A windowed layer keeps
     the last ``W − 1`` tokens, a chunked one the last ``W_c − 1`` (the same ``DynamicSlidingWindowLayer``); with a
     window of 1 the slice ``[-W + 1:]`` is ``[0:]`` and keeps every token, as a full layer does.
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     chunk = sizes.get("W_c")
     L = sizes["L"]
@@ -217,7 +217,7 @@ def read_cache(raw: Mapping[str, Any], sizes: dict[str, int], window: int | None
     """The cache's layers into ``sizes`` (``L_w``, ``L_c`` where a formula needs them, ``W``, ``W_c`` where a layer
     uses them, ``L_w`` always with ``keep_l_w``) and ``{"cache": (full, windowed, chunked)}`` for ``ModelConfig.lists``.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     (full, windowed, chunked), _ = cache_layers(raw, sizes, window, types)
     L = sizes["L"]
@@ -235,7 +235,7 @@ def read_cache(raw: Mapping[str, Any], sizes: dict[str, int], window: int | None
 def kv_cache(c: ModelConfig) -> str:
     """Full layers cache every token, windowed ones the last W − 1, chunked ones the last W_c − 1: DynamicCache.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     full, windowed, chunked = c.lists.get("cache", (c["L"], 0, 0))
     two, pair = key_value(c)
@@ -263,7 +263,7 @@ def key_value(c: ModelConfig) -> tuple[str, str]:
     ``("", "A_kv*(d_qk + d_k)")`` where transformers' rotary step leaves every layer's keys d_qk wide
     (:func:`rotary_width`; DynamicCache keeps the keys after the rotation).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     if "d_qk" in c.sizes and "L_qk" not in c.sizes:
         return "", "A_kv*(d_qk + d_k)"
@@ -282,7 +282,7 @@ def rotary_width(d_k: int, rotated: int | None = None) -> int | None:
     broadcasts against them: 2 for the one pair of R = 1, queries and keys run 2 wide, values stay 1); None where the
     last pair reaches past a wider head (an odd head rotated whole): the forward pass fails.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     R = d_k if rotated is None else rotated
     if R + R % 2 <= d_k:
@@ -294,7 +294,7 @@ def halves_width(raw: Mapping[str, Any], d_k: int) -> int | None:
     """GPT-OSS's rotary step (``torch.chunk(x, 2)``: the first ⌈d_k/2⌉ dimensions against the last ⌊d_k/2⌋, each times
     ⌈d_k/2⌉ angles): an odd head of 3 runs 4 wide; a head of 1 has no second half (the forward pass fails).
 
-    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     return d_k + d_k % 2 if d_k != 1 else None
 
@@ -302,7 +302,7 @@ def halves_width(raw: Mapping[str, Any], d_k: int) -> int | None:
 def pairs_width(raw: Mapping[str, Any], d_k: int) -> int | None:
     """Llama 4's rotary step (``view_as_complex``: the head as d_k/2 complex numbers): an odd head fails.
 
-    No notebook calls it; it works behind the helpers of ``11_todays_models``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     return None if d_k % 2 else d_k
 
@@ -311,7 +311,7 @@ def widen(sizes: dict[str, int], width: int | None) -> bool:
     """Files ``d_qk``, the width of queries and keys after the rotary step (:func:`rotary_width`), in ``sizes`` where it
     is neither d_k nor a failure (None) and a layer is built; True where it did.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     if width is None or width == sizes.get("d_k", sizes["H"] // sizes["A"]) or not sizes["L"]:
         return False
@@ -325,7 +325,7 @@ def runs(raw: Mapping[str, Any], sizes: Mapping[str, int], flags: Mapping[str, b
     A_kv·⌊A/A_kv⌋ heads of keys for A of queries), heads 0 wide, a head the rotary step cannot turn (``rotates``
     False: :func:`rotary_width` and its kin give None), a cache it cannot keep (:func:`cache_layers`).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     problems = {}
     if sizes["A"] % sizes["A_kv"] and sizes["L"]:  # no layer (L = 0): nothing attends
@@ -353,7 +353,7 @@ def check_head(raw: Mapping[str, Any], sizes: Mapping[str, int], stored: bool = 
     ``stored``: the config class keeps ``head_dim`` (LLaMA: H // A when absent); otherwise only an explicit
     ``head_dim`` is validated (Qwen2, Phi-3).
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     d_k = sizes["d_k"]
     if d_k == 0 and sizes["H"] // sizes["A"] == 0 and sizes["L"]:
@@ -386,7 +386,7 @@ def hooks(default: int | None = None, switch: str | None = None,
     ``{"cache_qk": ...}``) for the FLOPs and the cache (:func:`scores`, :func:`kv_cache`). ``rotary`` None: the
     family checks its heads itself (DeepSeek-V3).
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
     def window(raw: Mapping[str, Any], flags: Mapping[str, bool]) -> int | None:
         if switch is not None and not flags.get(switch, raw.get(switch) is True):

@@ -27,7 +27,7 @@ _read_cache, _runs = llama.hooks(stored_head=False)  # no window keys in Olmo2Co
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """The cache's layers (:func:`helpers.families.llama.read_cache`); ``head_dim: null`` refused where a layer reads it.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # the attention reads config.head_dim as is
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "
@@ -38,7 +38,7 @@ def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool
 def layout(c: ModelConfig) -> Layout:
     """OLMo 2's tensors: q/k/v/o, ``q_norm`` (A·d_k) and ``k_norm`` (A_kv·d_k), SwiGLU, two norms after the sub-layers.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     bias = c.flags["attention_bias"]
@@ -57,7 +57,7 @@ def formulas(c: ModelConfig) -> dict[str, str]:
     """OLMo 2's parameter formulas per component: Qwen3's, its QK-norms over the whole projections (A·d_k and
     A_kv·d_k) filed with the other norms.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     return qwen3.formulas(c, norms="L*(2*H + A*d_k + A_kv*d_k) + H")
 

@@ -28,7 +28,7 @@ from .heads import decoder_classes
 def layout(c: ModelConfig) -> Layout:
     """Phi-3's tensors: token table, L layers (o_proj, qkv_proj, gate_up_proj, down_proj, two RMSNorms), norm, head.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     layer = [
@@ -45,7 +45,7 @@ def layout(c: ModelConfig) -> Layout:
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Phi-3's parameter formulas per component (LLaMA's without biases: the fused tensors hold the same values).
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     result = {
         EMBEDDINGS: "V*H",
@@ -64,7 +64,7 @@ _read_cache, _runs = llama.hooks(stored_head=False)  # sliding_window None unles
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """Phi-3's own refusal, ``head_dim: null`` (transformers' attention fails on it), and the cache's layers.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:  # no layer (L = 0): no attention to fail
         raise ConfigError("head_dim", "must be an integer, got null (leave the key out for hidden_size // "

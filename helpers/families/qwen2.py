@@ -41,7 +41,7 @@ _, runs_qwen3 = llama.hooks(default=4096, switch="use_sliding_window", types=_ma
 def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """``L_w``, the layers with a sliding-window cache, as Qwen2Config's ``__post_init__`` derives them.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     ``W`` (``sliding_window``) is kept only where some layer uses it; :func:`helpers.families.llama.cache_layers`
     says what the cache keeps. Refused in one line naming the key: ``head_dim: null`` (transformers' attention
     reads ``config.head_dim`` as it is and fails on None).
@@ -55,7 +55,7 @@ def read_windows(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[s
 def kv_cache(c: ModelConfig) -> str:
     """Global layers cache every token, windowed layers the last W − 1: transformers' DynamicCache.
 
-    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     return llama.kv_cache(c)
 
@@ -63,7 +63,7 @@ def kv_cache(c: ModelConfig) -> str:
 def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (True, False)) -> Layout:
     """Qwen's tensors: LLaMA's, with ``bias`` = (on q/k/v, on o) and, for Qwen3, an RMSNorm of d_k on q and k.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
     qkv_bias, o_bias = bias
@@ -89,7 +89,7 @@ def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (Tru
 def formulas(c: ModelConfig) -> dict[str, str]:
     """Qwen2's parameter formulas per component: LLaMA's, plus the q, k, v biases.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     result = {
         EMBEDDINGS: "V*H",

@@ -22,7 +22,7 @@ from .heads import decoder_classes
 def layout(c: ModelConfig) -> Layout:
     """Qwen3's tensors: Qwen2's layout without its biases (unless ``attention_bias``), with q_norm and k_norm.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     """
     bias = c.flags["attention_bias"]
     return qwen2.layout(c, qk_norm=True, bias=(bias, bias))
@@ -32,7 +32,7 @@ def formulas(c: ModelConfig, norms: str = "L*(2*H + 2*d_k) + H") -> dict[str, st
     """Qwen3's parameter formulas per component (the q/k norms filed with the other norms, ``norms``: per head, d_k
     each; OLMo 2 passes its norms over the whole projections).
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``12_finetune_quantize_serve``.
     """
     attention = "2*A*d_k*H + 2*A_kv*d_k*H" + (" + A*d_k + 2*A_kv*d_k + H" if c.flags["attention_bias"] else "")
     result = {

@@ -26,7 +26,7 @@ def rope_layers(raw: Mapping[str, Any], L: int) -> list[int]:
     from ``no_rope_layer_interval`` (layer ``i`` NoPE when ``(i + 1) % interval == 0``) when absent or null.
     Refused in one line: an interval of 0 (transformers divides by it), a list shorter than the depth.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
     given = raw.get("no_rope_layers")
     if given is not None:
@@ -58,7 +58,7 @@ _read_cache, _runs = llama.hooks(types=_types, stored_head=False, masks=True, ro
 def read(raw: Mapping[str, Any], sizes: dict[str, int], flags: Mapping[str, bool]) -> dict[str, tuple[int, ...]]:
     """The layers with rotary positions (``{"rope": ...}``, 1 or 0 per layer) and the cache's layers.
 
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     ``head_dim: null`` is refused where a layer reads it (the attention reads ``config.head_dim`` as it is).
     """
     if "head_dim" in raw and raw["head_dim"] is None and sizes["L"]:

@@ -33,12 +33,14 @@ MAX_HEADER_BYTES = 100_000_000
 
 
 class CheckpointError(ValueError):
-    """A file that is not a readable safetensors checkpoint; the message names the file and the problem."""
+    """A file that is not a readable safetensors checkpoint; the message names the file and the problem.
+    No notebook calls it; it works behind the helpers of ``06_full_bert``."""
 
 
 @dataclass(frozen=True)
 class StoredTensor:
-    """One tensor as a checkpoint's header lists it: name, shape, dtype and element count."""
+    """One tensor as a checkpoint's header lists it: name, shape, dtype and element count.
+    No notebook calls it; it works behind the helpers of ``06_full_bert``."""
 
     name: str
     shape: tuple[int, ...]
@@ -168,7 +170,8 @@ def find_prefix(names: Iterable[str], anchor: str = "embeddings.word_embeddings.
 
 @dataclass(frozen=True)
 class Comparison:
-    """A checkpoint's tensors set beside an engine table, by name (prefix removed), not by order."""
+    """A checkpoint's tensors set beside an engine table, by name (prefix removed), not by order.
+    No notebook calls it; it works behind the helpers of ``06_full_bert``."""
 
     matched: tuple[str, ...]
     only_in_checkpoint: tuple[str, ...]

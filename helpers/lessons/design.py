@@ -103,6 +103,7 @@ class Change:
     variant of it, e.g. Mixtral with one expert per token); ``feature`` is the entry of :data:`FEATURES` it is.
     ``part``: where one key makes two choices at once (LLaMA's ``attention_bias`` adds biases to q, k, v AND o),
     the effect counts only the rows the key adds that belong to ``part`` (:data:`QKV_BIASES` or :data:`O_BIAS`).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     label: str
@@ -152,7 +153,8 @@ CHANGES = (
 class RowChange:
     """A choice no family of the engine switches with a key: its effect is rows of ``model``'s table, those of
     kind ``kind`` whose name ends with ``suffix``. ``present``: the model has made the choice (the rows are in its
-    table: before the choice, they are not); otherwise the choice adds as many again (a β beside each γ)."""
+    table: before the choice, they are not); otherwise the choice adds as many again (a β beside each γ).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     label: str
     feature: str
@@ -171,7 +173,8 @@ ROW_CHANGES = (
 
 @dataclass(frozen=True)
 class Effect:
-    """The exact effect of one choice on a model: before and after, total and active (one token's parameters)."""
+    """The exact effect of one choice on a model: before and after, total and active (one token's parameters).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     label: str
     feature: str

@@ -32,7 +32,8 @@ TRANSCRIBED = "†"  # after a quote whose formula is transcribed from LaTeX the
 def zh_count(n: int, digits: int = 3) -> str:
     """A count as the Chinese edition writes it: ``109482240`` -> ``"1.09 亿（109,482,240）"``.
 
-    Introduced in ``zh/errata``. The short form has ``digits`` significant digits (more when the unit leaves more
+Introduced in ``zh/chinese_checkpoints``.
+    The short form has ``digits`` significant digits (more when the unit leaves more
     before the point: 174,604,259,328 is ``1746 亿``), rounded as Python's ``round`` does; below 10,000 there is no
     short form (``"1,536"``). Negative counts keep their sign on both forms.
     """
@@ -54,6 +55,7 @@ class Erratum:
     ``theirs`` is None where the claim states no figure (``Q、K、V是相同的``); ``theirs_label`` is the figure as the
     write-up writes it, or its formula rendered in the series' symbols; ``exact_label`` the same for the exact one.
     ``transcribed``: the quote's formula is transcribed from LaTeX that the write-up's page renders garbled.
+    No notebook calls it; it works behind the helpers of ``zh/errata``.
     """
 
     id: str

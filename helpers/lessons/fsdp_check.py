@@ -37,7 +37,8 @@ TINY: dict[str, Any] = {"model_type": "llama", "vocab_size": 65, "hidden_size": 
 
 @dataclass(frozen=True)
 class Shard:
-    """What one rank holds of one parameter after a sharded AdamW step (shapes as lists of ints)."""
+    """What one rank holds of one parameter after a sharded AdamW step (shapes as lists of ints).
+    No notebook calls it; it works behind the helpers of ``10_budgets``."""
 
     rank: int
     name: str
@@ -52,7 +53,8 @@ class Shard:
 
 @dataclass(frozen=True)
 class FsdpRun:
-    """The shards every rank reported, and each rank's bytes per training-state part (distinct storages)."""
+    """The shards every rank reported, and each rank's bytes per training-state part (distinct storages).
+    No notebook calls it; it works behind the helpers of ``10_budgets``."""
 
     config: ModelConfig
     world: int

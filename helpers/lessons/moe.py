@@ -40,6 +40,7 @@ class MoeLayer:
     ``router``: the rows of E outputs that score the experts (E × H, and a bias of E where a family has one);
     ``routed``: the fused expert tensors (E × out × in each); ``shared``: dense feed-forward matrices every token
     passes through (DeepSeek-style shared experts; none in Mixtral or Qwen3-MoE).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     router: tuple[Param, ...]

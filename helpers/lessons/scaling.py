@@ -19,7 +19,7 @@ HEAD_SIZE = 64  # d_k of every BERT and GPT-2 size: A = H / 64
 def scaled_bert(H: int, L: int = 12, V: int = 30522, P: int = 512, T: int = 2) -> ModelConfig:
     """A BertModel config of width ``H`` with BERT's proportions: I = 4H, A = H/64 heads of d_k = 64.
 
-    Introduced in ``06_full_bert``.
+    Introduced in ``05_pooler_and_heads``.
     """
     if H % HEAD_SIZE:
         raise ValueError(f"H = {H} is not a multiple of the head size {HEAD_SIZE}")

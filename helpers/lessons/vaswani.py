@@ -39,6 +39,7 @@ class Assumptions:
     biases on W^Q, W^K, W^V, W^O (§3.2.2 writes none); ``ffn_bias``: b₁ and b₂ of eq. 2 (written);
     ``final_norms``: one more LayerNorm closing each stack (not in the paper's post-LN layers, added by
     ``torch.nn.Transformer``); ``output_bias``: a bias of V on the pre-softmax projection (not written).
+    Introduced in ``09_modern_architectures``.
     """
 
     V: int = 37000

@@ -28,7 +28,7 @@ __all__ = ["Block", "modules", "matrix_boxes", "block_stack", "blocks_from", "sh
 def modules(params: Iterable[Param]) -> dict[str, list[Param]]:
     """The rows grouped by module (``...query.weight`` and ``...query.bias`` -> ``...query``), in table order.
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``02_multi_head_attention``.
     """
     grouped: dict[str, list[Param]] = {}
     for p in params:
@@ -64,7 +64,7 @@ def matrix_boxes(params: Sequence[Param], ax: plt.Axes | None = None, title: str
     ``label`` renames modules for the picture (default: the last part of the module's name); ``per_row``
     wraps the modules into rows; ``bar`` is the drawn width of a vector (default: 3% of the largest side).
     Each module is labelled with its name above and its shapes and exact count below. Colours follow the
-    component (``Param.component``). No notebook calls it; it works behind the helpers of ``00_overview``.
+    component (``Param.component``). No notebook calls it; it works behind the helpers of ``03_feed_forward``.
     """
     ax = ax or plt.subplots()[1]
     grouped = modules(params)
@@ -116,7 +116,8 @@ def matrix_boxes(params: Sequence[Param], ax: plt.Axes | None = None, title: str
 @dataclass(frozen=True)
 class Block:
     """One box of a :func:`block_stack`: a label, its exact parameter count, its component (for the colour)
-    and an optional second line (a formula, say)."""
+    and an optional second line (a formula, say).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     label: str
     count: int
@@ -129,7 +130,7 @@ def blocks_from(params: Sequence[Param], parts: Mapping[str, str], detail: Mappi
     """Blocks for :func:`block_stack` from the table: ``parts`` maps a box label to a name prefix, and the
     box counts every row whose name starts with it (component from its first row).
 
-    No notebook calls it; it works behind the helpers of ``00_overview``.
+    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
     """
     blocks = []
     for label, prefix in parts.items():

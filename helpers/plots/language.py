@@ -52,7 +52,7 @@ def untranslated(reset: bool = False) -> list[str]:
     empties the list. ``tools/zh_plot_texts.py`` runs the notebooks and prints it: the dictionary is complete when it
     is empty.
 
-    No notebook calls it; it works behind the helpers of ``zh/00_overview``.
+    No notebook calls it or reaches it.
     """
     texts = sorted(_UNTRANSLATED)
     if reset:

@@ -165,7 +165,8 @@ def _dashes(i: int) -> str | tuple:
 @dataclass(frozen=True)
 class Saved:
     """One tensor autograd keeps for the backward pass: the operator that saved it first, what kind it is, its
-    dtype and its bytes as the allocator books them."""
+    dtype and its bytes as the allocator books them.
+    No notebook calls it; it works behind the helpers of ``13_will_it_fit``."""
 
     op: str
     kind: str

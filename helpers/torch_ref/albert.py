@@ -15,7 +15,8 @@ __all__ = ["AlbertAttention", "AlbertLayer", "AlbertLayerGroup", "AlbertTransfor
 
 class AlbertAttention(BertSelfAttention):
     """BERT's Q, K, V (H×H each, with bias), then the output ``dense`` (H×H) and the post-attention LayerNorm, in one
-    module."""
+    module.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -27,7 +28,8 @@ class AlbertAttention(BertSelfAttention):
 
 
 class AlbertLayer(nn.Module):
-    """``full_layer_layer_norm``, attention, ``ffn`` H → I, ``ffn_output`` I → H."""
+    """``full_layer_layer_norm``, attention, ``ffn`` H → I, ``ffn_output`` I → H.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -42,7 +44,8 @@ class AlbertLayer(nn.Module):
 
 
 class AlbertLayerGroup(nn.Module):
-    """One group holding its K layers (``albert_layers.0`` ... ``albert_layers.{K-1}``; ``inner_group_num``)."""
+    """One group holding its K layers (``albert_layers.0`` ... ``albert_layers.{K-1}``; ``inner_group_num``).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -53,7 +56,8 @@ class AlbertLayerGroup(nn.Module):
 
 
 class AlbertTransformer(nn.Module):
-    """``embedding_hidden_mapping_in`` d_e → H, then L runs, run i through group ``int(i / (L / G))`` (one: shared)."""
+    """``embedding_hidden_mapping_in`` d_e → H, then L runs, run i through group ``int(i / (L / G))`` (one: shared).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -69,7 +73,8 @@ class AlbertTransformer(nn.Module):
 
 
 class AlbertModel(nn.Module):
-    """``AlbertModel``: d_e-wide embeddings, the shared encoder, the pooler (dense H×H + tanh on [CLS])."""
+    """``AlbertModel``: d_e-wide embeddings, the shared encoder, the pooler (dense H×H + tanh on [CLS]).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

@@ -20,6 +20,7 @@ class BertEmbeddings(nn.Module):
 
     ``width`` names the tables' width in the config (ELECTRA's and ALBERT's d_e); without ``segments`` there is no
     segment table (DistilBERT's).
+    Introduced in ``01_embeddings``.
     """
 
     width, segments = "H", True
@@ -42,7 +43,8 @@ class BertEmbeddings(nn.Module):
 
 
 class RobertaEmbeddings(BertEmbeddings):
-    """RoBERTa's embeddings: the same tables, the position table registered last (as transformers does)."""
+    """RoBERTa's embeddings: the same tables, the position table registered last (as transformers does).
+    Introduced in ``01_embeddings``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -50,7 +52,8 @@ class RobertaEmbeddings(BertEmbeddings):
 
 
 class BertSelfAttention(nn.Module):
-    """Q, K, V projections (H×H each, with bias) and the split into A heads of d_k."""
+    """Q, K, V projections (H×H each, with bias) and the split into A heads of d_k.
+    Introduced in ``02_multi_head_attention``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -64,7 +67,8 @@ class BertSelfAttention(nn.Module):
 
 
 class BertSelfOutput(nn.Module):
-    """Output projection W_O (H×H) and the post-attention LayerNorm."""
+    """Output projection W_O (H×H) and the post-attention LayerNorm.
+    No notebook calls it; it works behind the helpers of ``02_multi_head_attention``."""
 
     n_in = "H"
 
@@ -78,7 +82,8 @@ class BertSelfOutput(nn.Module):
 
 
 class BertAttention(nn.Module):
-    """Multi-head self-attention with its output projection and LayerNorm: 4H² + 4H + 2H."""
+    """Multi-head self-attention with its output projection and LayerNorm: 4H² + 4H + 2H.
+    Introduced in ``02_multi_head_attention``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -90,7 +95,8 @@ class BertAttention(nn.Module):
 
 
 class BertIntermediate(nn.Module):
-    """First feed-forward matrix, H -> I, then GELU."""
+    """First feed-forward matrix, H -> I, then GELU.
+    Introduced in ``03_feed_forward``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -101,13 +107,15 @@ class BertIntermediate(nn.Module):
 
 
 class BertOutput(BertSelfOutput):
-    """Second feed-forward matrix, I -> H, and the layer's second LayerNorm."""
+    """Second feed-forward matrix, I -> H, and the layer's second LayerNorm.
+    Introduced in ``03_feed_forward``."""
 
     n_in = "I"
 
 
 class BertLayer(nn.Module):
-    """One encoder layer: attention block, then feed-forward block."""
+    """One encoder layer: attention block, then feed-forward block.
+    Introduced in ``03_feed_forward``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -121,7 +129,8 @@ class BertLayer(nn.Module):
 
 
 class BertEncoder(nn.Module):
-    """The L encoder layers, ``encoder.layer.0`` ...: L·(4H² + 2H·I + I + 9H)."""
+    """The L encoder layers, ``encoder.layer.0`` ...: L·(4H² + 2H·I + I + 9H).
+    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -132,7 +141,8 @@ class BertEncoder(nn.Module):
 
 
 class BertPooler(nn.Module):
-    """Dense H×H + tanh on the [CLS] position only."""
+    """Dense H×H + tanh on the [CLS] position only.
+    Introduced in ``05_pooler_and_heads``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -143,7 +153,8 @@ class BertPooler(nn.Module):
 
 
 class BertModel(nn.Module):
-    """Embeddings, L encoder layers, pooler: ``BertModel``."""
+    """Embeddings, L encoder layers, pooler: ``BertModel``.
+    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``."""
 
     embeddings_class: type[BertEmbeddings] = BertEmbeddings
 
@@ -159,13 +170,15 @@ class BertModel(nn.Module):
 
 
 class RobertaModel(BertModel):
-    """``RobertaModel``: BERT's model with RoBERTa's embeddings (the position table registered last)."""
+    """``RobertaModel``: BERT's model with RoBERTa's embeddings (the position table registered last).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     embeddings_class = RobertaEmbeddings
 
 
 class BertPredictionHeadTransform(nn.Module):
-    """MLM head transform (parameters only): dense H² + H and LayerNorm 2H: H² + 3H."""
+    """MLM head transform (parameters only): dense H² + H and LayerNorm 2H: H² + 3H.
+    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -174,7 +187,8 @@ class BertPredictionHeadTransform(nn.Module):
 
 
 class BertLMPredictionHead(nn.Module):
-    """MLM head: transform (H² + H), LayerNorm (2H), decoder tied to the word embeddings, bias (V)."""
+    """MLM head: transform (H² + H), LayerNorm (2H), decoder tied to the word embeddings, bias (V).
+    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``."""
 
     def __init__(self, c: ModelConfig, word_embeddings: nn.Embedding) -> None:
         super().__init__()
@@ -185,7 +199,8 @@ class BertLMPredictionHead(nn.Module):
 
 
 class BertPreTrainingHeads(nn.Module):
-    """The ``cls.`` heads: MLM (V + H² + 3H, decoder tied) and NSP (2H + 2): V + H² + 5H + 2."""
+    """The ``cls.`` heads: MLM (V + H² + 3H, decoder tied) and NSP (2H + 2): V + H² + 5H + 2.
+    No notebook calls it; it works behind the helpers of ``05_pooler_and_heads``."""
 
     def __init__(self, c: ModelConfig, word_embeddings: nn.Embedding) -> None:
         super().__init__()
@@ -194,7 +209,8 @@ class BertPreTrainingHeads(nn.Module):
 
 
 class BertForPreTraining(nn.Module):
-    """``BertForPreTraining``: the model under ``bert.``, the MLM and NSP heads under ``cls.``."""
+    """``BertForPreTraining``: the model under ``bert.``, the MLM and NSP heads under ``cls.``.
+    Introduced in ``05_pooler_and_heads``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -203,13 +219,15 @@ class BertForPreTraining(nn.Module):
 
 
 class ElectraEmbeddings(BertEmbeddings):
-    """BERT's three tables and LayerNorm, d_e (``embedding_size``) wide: ELECTRA's and ALBERT's embeddings."""
+    """BERT's three tables and LayerNorm, d_e (``embedding_size``) wide: ELECTRA's and ALBERT's embeddings.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     width = "d_e"
 
 
 class ElectraModel(nn.Module):
-    """``ElectraModel``: d_e-wide embeddings, a projection d_e → H where d_e ≠ H, BERT's L layers, no pooler."""
+    """``ElectraModel``: d_e-wide embeddings, a projection d_e → H where d_e ≠ H, BERT's L layers, no pooler.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

@@ -86,7 +86,8 @@ def _lm_head(c: ModelConfig, table: nn.Embedding, width: str = "H") -> nn.Linear
 # --- RMSNorm and rotary positions --------------------------------------------------------------------
 
 class RMSNorm(nn.Module):
-    """RMSNorm: a gain γ of H, no bias β, no mean subtracted."""
+    """RMSNorm: a gain γ of H, no bias β, no mean subtracted.
+    Introduced in ``04_layer_norm``."""
 
     def __init__(self, H: int, eps: float = 1e-6) -> None:
         super().__init__()
@@ -103,7 +104,7 @@ def rotary_angles(d_k: int, S: int, device: torch.device | str, dtype: torch.dty
 
     Built as transformers 5 builds them (an outer product by broadcasting), so FlopCounterMode counts 0.
     ``base``: θ, the wavelength scale (10,000 as in RoFormer; ModernBERT's global layers 160,000).
-    No notebook calls it; it works behind the helpers of ``07_decoder_llms``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
     inv_freq = 1.0 / (base ** (torch.arange(0, d_k, 2, device=device, dtype=torch.float32) / d_k))
     positions = torch.arange(S, device=device, dtype=torch.float32)
@@ -125,6 +126,8 @@ class Attention(nn.Module):
 
     A family changes one step: :meth:`project` (the heads before rotation: QK-norms, a fused projection),
     :meth:`core` (the scores: sinks, windows), or the tensors in ``__init__`` (:meth:`biases`).
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
 
     def __init__(self, c: ModelConfig) -> None:
@@ -159,7 +162,8 @@ class Attention(nn.Module):
 
 
 class SwiGLU(nn.Module):
-    """down(silu(gate(x)) * up(x)): three matrices of H × width."""
+    """down(silu(gate(x)) * up(x)): three matrices of H × width.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     def __init__(self, H: int, width: int, bias: bool = False) -> None:
         super().__init__()
@@ -181,6 +185,8 @@ class DecoderLayer(nn.Module):
     ``norms`` names the norms in registration order with where each stands (LLaMA: one before each sub-layer;
     Gemma 2: before and after each; OLMo 2: after each). A layer whose parts depend on its index ``i`` overrides
     :meth:`attention` or :meth:`feed_forward`.
+
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``.
     """
 
     attention_class: type[nn.Module] = Attention
@@ -214,7 +220,8 @@ class DecoderLayer(nn.Module):
 
 class DecoderModel(nn.Module):
     """``model.``: embed_tokens V×H, L layers of ``layer_class`` (built with their index), final RMSNorm H; rotary
-    angles over ``rotary`` (a size of the config: d_k, or DeepSeek's d_rope) add no parameter."""
+    angles over ``rotary`` (a size of the config: d_k, or DeepSeek's d_rope) add no parameter.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     layer_class: type[nn.Module] = DecoderLayer
     rotary = "d_k"
@@ -239,7 +246,8 @@ class DecoderModel(nn.Module):
 
 
 class CausalLM(nn.Module):
-    """``model_class`` under ``model.``, and its output head ``lm_head`` (untied unless the config ties it)."""
+    """``model_class`` under ``model.``, and its output head ``lm_head`` (untied unless the config ties it).
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     model_class: type[nn.Module] = DecoderModel
 

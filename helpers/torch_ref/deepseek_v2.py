@@ -19,6 +19,7 @@ class DeepseekV2TopkRouter(nn.Module):
     k_g groups of g whose best expert scores highest (``group_limited_greedy``: the others' scores set to 0).
 
     No correction bias; transformers multiplies the weights by ``routed_scaling_factor``, a constant left out here.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``.
     """
 
     def __init__(self, c: ModelConfig) -> None:
@@ -36,26 +37,30 @@ class DeepseekV2TopkRouter(nn.Module):
 
 
 class DeepseekV2Moe(DeepseekV3MoE):
-    """A sparse layer's feed-forward: the routed experts, DeepSeek-V2's router, the shared experts."""
+    """A sparse layer's feed-forward: the routed experts, DeepSeek-V2's router, the shared experts.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     router_class = DeepseekV2TopkRouter
 
 
 class DeepseekV2DecoderLayer(DeepseekV3DecoderLayer):
-    """A DeepSeek-V2 layer: DeepSeek-V3's latent attention, a dense SwiGLU or :class:`DeepseekV2Moe`."""
+    """A DeepSeek-V2 layer: DeepSeek-V3's latent attention, a dense SwiGLU or :class:`DeepseekV2Moe`.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     moe_class = DeepseekV2Moe
 
 
 class DeepseekV2Model(DeepseekV3Model):
     """``model.`` of ``DeepseekV2ForCausalLM``: token table, L layers, final RMSNorm; rotary angles over d_rope (turned
-    as neighbouring pairs by transformers' complex view, as halves here: elementwise either way, no parameter)."""
+    as neighbouring pairs by transformers' complex view, as halves here: elementwise either way, no parameter).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     layer_class = DeepseekV2DecoderLayer
 
 
 class DeepseekV2ForCausalLM(DeepseekV3ForCausalLM):
     """``DeepseekV2ForCausalLM``: latent attention as first published (V2-Lite: no query compression), L_f dense layers,
-    then shared and routed experts."""
+    then shared and routed experts.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = DeepseekV2Model

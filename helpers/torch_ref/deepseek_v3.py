@@ -24,6 +24,7 @@ class DeepseekV3Attention(nn.Module):
 
     A heads of query/key d_k = d_nope + d_rope and value d_v; the latent and the shared rotary key are what
     transformers caches. Rotary angles are applied to the d_rope part of each query and of the shared key.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     def __init__(self, c: ModelConfig) -> None:
@@ -66,7 +67,8 @@ class DeepseekV3Attention(nn.Module):
 
 
 class DeepseekV3MLP(SwiGLU):
-    """A SwiGLU of a given width: the dense layers' (I), or the shared experts' (n_s·I_e, one MLP)."""
+    """A SwiGLU of a given width: the dense layers' (I), or the shared experts' (n_s·I_e, one MLP).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
 
 def keep_groups(scores: torch.Tensor, groups: int, kept: int, score: Callable[[torch.Tensor], torch.Tensor],
@@ -90,6 +92,7 @@ class DeepseekV3TopkRouter(nn.Module):
     ``e_score_correction_bias`` (E) is a buffer, not a parameter: added to the scores to choose the experts,
     not to weigh them. The weights are renormalised with ``norm_topk_prob``; transformers also multiplies them
     by ``routed_scaling_factor``, a constant (no parameter, no matmul) left out here.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     def __init__(self, c: ModelConfig) -> None:
@@ -108,7 +111,8 @@ class DeepseekV3TopkRouter(nn.Module):
 
 
 class DeepseekV3MoE(SparseMoeBlock):
-    """A sparse layer's feed-forward: the routed experts (fused, registered first), the router, the shared experts."""
+    """A sparse layer's feed-forward: the routed experts (fused, registered first), the router, the shared experts.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     router_class: type[nn.Module] = DeepseekV3TopkRouter
 
@@ -123,7 +127,8 @@ class DeepseekV3MoE(SparseMoeBlock):
 
 
 class DeepseekV3DecoderLayer(LlamaDecoderLayer):
-    """A DeepSeek-V3 layer: latent attention, then a dense SwiGLU (the first L_f layers) or a :class:`DeepseekV3MoE`."""
+    """A DeepSeek-V3 layer: latent attention, then a dense SwiGLU (the first L_f layers) or a :class:`DeepseekV3MoE`.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     attention_class = DeepseekV3Attention
     moe_class: type[nn.Module] = DeepseekV3MoE
@@ -135,13 +140,15 @@ class DeepseekV3DecoderLayer(LlamaDecoderLayer):
 
 
 class DeepseekV3Model(LlamaModel):
-    """``model.`` of ``DeepseekV3ForCausalLM``: token table, L layers, final RMSNorm; rotary angles over d_rope."""
+    """``model.`` of ``DeepseekV3ForCausalLM``: token table, L layers, final RMSNorm; rotary angles over d_rope.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     layer_class = DeepseekV3DecoderLayer
     rotary = "d_rope"  # the rotary angles turn the d_rope part of each query and of the shared key
 
 
 class DeepseekV3ForCausalLM(LlamaForCausalLM):
-    """``DeepseekV3ForCausalLM``: latent attention, L_f dense layers, then shared and top-k routed experts."""
+    """``DeepseekV3ForCausalLM``: latent attention, L_f dense layers, then shared and top-k routed experts.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     model_class = DeepseekV3Model

@@ -15,13 +15,15 @@ __all__ = ["DistilBertEmbeddings", "DistilBertSelfAttention", "DistilBertFFN", "
 
 
 class DistilBertEmbeddings(BertEmbeddings):
-    """Token (V×H) + position (P×H) tables, summed, then LayerNorm: no segment table."""
+    """Token (V×H) + position (P×H) tables, summed, then LayerNorm: no segment table.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     segments = False
 
 
 class DistilBertSelfAttention(nn.Module):
-    """Q, K, V and output projections (H×H each, with bias): ``q_lin``, ``k_lin``, ``v_lin``, ``out_lin``."""
+    """Q, K, V and output projections (H×H each, with bias): ``q_lin``, ``k_lin``, ``v_lin``, ``out_lin``.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -36,7 +38,8 @@ class DistilBertSelfAttention(nn.Module):
 
 
 class DistilBertFFN(nn.Module):
-    """``lin1`` H → I, GELU, ``lin2`` I → H."""
+    """``lin1`` H → I, GELU, ``lin2`` I → H.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -48,7 +51,8 @@ class DistilBertFFN(nn.Module):
 
 
 class DistilBertBlock(nn.Module):
-    """transformers' ``TransformerBlock``: attention, ``sa_layer_norm``, feed-forward, ``output_layer_norm``."""
+    """transformers' ``TransformerBlock``: attention, ``sa_layer_norm``, feed-forward, ``output_layer_norm``.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -63,7 +67,8 @@ class DistilBertBlock(nn.Module):
 
 
 class DistilBertTransformer(nn.Module):
-    """The L layers, ``transformer.layer.0`` ..."""
+    """The L layers, ``transformer.layer.0`` ...
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -74,7 +79,8 @@ class DistilBertTransformer(nn.Module):
 
 
 class DistilBertModel(nn.Module):
-    """``DistilBertModel``: embeddings and L layers, no pooler."""
+    """``DistilBertModel``: embeddings and L layers, no pooler.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

@@ -16,7 +16,8 @@ __all__ = ["SiglipVisionTower", "Gemma3MultiModalProjector", "Gemma3Model", "Con
 
 
 class SiglipMLP(nn.Module):
-    """fc2(gelu(fc1(x))): H_v → I_v → H_v, with biases."""
+    """fc2(gelu(fc1(x))): H_v → I_v → H_v, with biases.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -28,7 +29,8 @@ class SiglipMLP(nn.Module):
 
 
 class SiglipAttention(nn.Module):
-    """Bidirectional multi-head attention of A_v heads over the patches: k, v, q and out projections with biases."""
+    """Bidirectional multi-head attention of A_v heads over the patches: k, v, q and out projections with biases.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -41,7 +43,8 @@ class SiglipAttention(nn.Module):
 
 
 class SiglipEncoderLayer(nn.Module):
-    """A pre-LayerNorm ViT layer: x + attention(LN(x)), then x + MLP(LN(x))."""
+    """A pre-LayerNorm ViT layer: x + attention(LN(x)), then x + MLP(LN(x)).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -56,7 +59,8 @@ class SiglipEncoderLayer(nn.Module):
 
 
 class SiglipEmbeddings(nn.Module):
-    """A p_v × p_v patch convolution of C_v channels into H_v (with a bias), and a table of P_v positions."""
+    """A p_v × p_v patch convolution of C_v channels into H_v (with a bias), and a table of P_v positions.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -69,7 +73,8 @@ class SiglipEmbeddings(nn.Module):
 
 
 class SiglipPoolingHead(nn.Module):
-    """SigLIP's attention pooling (``vision_use_head``): a learned probe token attends over the patches, then an MLP."""
+    """SigLIP's attention pooling (``vision_use_head``): a learned probe token attends over the patches, then an MLP.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -84,7 +89,8 @@ class SiglipPoolingHead(nn.Module):
 
 
 class SiglipEncoder(nn.Module):
-    """``encoder.layers``: L_v encoder layers."""
+    """``encoder.layers``: L_v encoder layers.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -93,7 +99,8 @@ class SiglipEncoder(nn.Module):
 
 class SiglipVisionTower(nn.Module):
     """``model.vision_tower.`` (SigLIP's ``SiglipVisionModel``): patch and position embeddings, L_v layers, a final
-    LayerNorm, and the pooling head where ``vision_use_head``."""
+    LayerNorm, and the pooling head where ``vision_use_head``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -114,7 +121,8 @@ class SiglipVisionTower(nn.Module):
 
 
 class Gemma3MultiModalProjector(nn.Module):
-    """The patches average-pooled to T_i soft tokens, an RMSNorm of H_v, one H_v × H matrix into the text width."""
+    """The patches average-pooled to T_i soft tokens, an RMSNorm of H_v, one H_v × H matrix into the text width.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -130,7 +138,8 @@ class Gemma3MultiModalProjector(nn.Module):
 
 
 class Gemma3Model(nn.Module):
-    """``model.``: the vision tower, the projector, then Gemma 3's text model as ``language_model``."""
+    """``model.``: the vision tower, the projector, then Gemma 3's text model as ``language_model``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -141,7 +150,8 @@ class Gemma3Model(nn.Module):
 
 class ConditionalGeneration(nn.Module):
     """A vision-language model: ``model_class`` under ``model.`` (a tower, then ``language_model``) and ``lm_head``
-    (tied to the language model's token table where the config says so); the forward pass runs text tokens."""
+    (tied to the language model's token table where the config says so); the forward pass runs text tokens.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class: type[nn.Module]
 
@@ -156,7 +166,9 @@ class ConditionalGeneration(nn.Module):
 
 class Gemma3ForConditionalGeneration(ConditionalGeneration):
     """``Gemma3ForConditionalGeneration``: text tokens through the language model and its head (tied by default);
-    :meth:`image_features` runs images through the tower and the projector."""
+    :meth:`image_features` runs images through the tower and the projector.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = Gemma3Model
 

@@ -15,7 +15,8 @@ __all__ = ["Glm4MoeAttention", "Glm4MoeDecoderLayer", "Glm4MoeModel", "Glm4MoeFo
 class Glm4MoeAttention(Attention):
     """GQA with a bias on q, k and v under ``attention_bias`` (never on o), each head's query and key normalised by an
     RMSNorm of d_k under ``use_qk_norm``, and rotary angles on the first R dimensions of each head (the rest passed
-    through)."""
+    through).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -43,19 +44,22 @@ class Glm4MoeAttention(Attention):
 
 
 class Glm4MoeDecoderLayer(DeepseekV3DecoderLayer):
-    """A GLM-4.5 layer: :class:`Glm4MoeAttention`, then DeepSeek-V3's dense SwiGLU (the first L_f layers) or experts."""
+    """A GLM-4.5 layer: :class:`Glm4MoeAttention`, then DeepSeek-V3's dense SwiGLU (the first L_f layers) or experts.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     attention_class = Glm4MoeAttention
 
 
 class Glm4MoeModel(DeepseekV3Model):
-    """``model.`` of ``Glm4MoeForCausalLM``: token table, L layers, final RMSNorm; rotary angles over R."""
+    """``model.`` of ``Glm4MoeForCausalLM``: token table, L layers, final RMSNorm; rotary angles over R.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     layer_class = Glm4MoeDecoderLayer
     rotary = "R"  # int(d_k · partial_rotary_factor)
 
 
 class Glm4MoeForCausalLM(DeepseekV3ForCausalLM):
-    """``Glm4MoeForCausalLM``: GLM's attention, L_f dense layers, then shared and top-k routed experts."""
+    """``Glm4MoeForCausalLM``: GLM's attention, L_f dense layers, then shared and top-k routed experts.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = Glm4MoeModel

@@ -13,7 +13,8 @@ __all__ = ["Conv1D", "GPT2Attention", "GPT2MLP", "GPT2Block", "GPT2Model", "GPT2
 
 
 class Conv1D(nn.Module):
-    """GPT-2's linear layer: weight stored [in, out] (transposed against ``nn.Linear``)."""
+    """GPT-2's linear layer: weight stored [in, out] (transposed against ``nn.Linear``).
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
 
     def __init__(self, n_in: int, n_out: int) -> None:
         super().__init__()
@@ -27,7 +28,8 @@ class Conv1D(nn.Module):
 
 
 class GPT2Attention(nn.Module):
-    """GPT-2 attention: c_attn H×3H + 3H, c_proj H² + H: 4H² + 4H."""
+    """GPT-2 attention: c_attn H×3H + 3H, c_proj H² + H: 4H² + 4H.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -41,7 +43,8 @@ class GPT2Attention(nn.Module):
 
 
 class GPT2MLP(nn.Module):
-    """GPT-2 MLP: c_fc H×I + I, c_proj I×H + H, tanh GELU between: 2H·I + I + H."""
+    """GPT-2 MLP: c_fc H×I + I, c_proj I×H + H, tanh GELU between: 2H·I + I + H.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -53,7 +56,8 @@ class GPT2MLP(nn.Module):
 
 
 class GPT2Block(nn.Module):
-    """Pre-LayerNorm decoder layer: ln_1, attention, ln_2, MLP."""
+    """Pre-LayerNorm decoder layer: ln_1, attention, ln_2, MLP.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -68,7 +72,8 @@ class GPT2Block(nn.Module):
 
 
 class GPT2Model(nn.Module):
-    """``transformer.``: wte V×H, wpe P×H, L blocks, ln_f 2H: (V + P)·H + L·(4H² + 2H·I + I + 9H) + 2H."""
+    """``transformer.``: wte V×H, wpe P×H, L blocks, ln_f 2H: (V + P)·H + L·(4H² + 2H·I + I + 9H) + 2H.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -84,7 +89,8 @@ class GPT2Model(nn.Module):
 
 
 class GPT2LMHeadModel(nn.Module):
-    """GPT-2 with its LM head over every position; the head is the token table when tied."""
+    """GPT-2 with its LM head over every position; the head is the token table when tied.
+    No notebook calls it; it works behind the helpers of ``01_embeddings``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

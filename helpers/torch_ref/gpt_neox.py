@@ -17,6 +17,7 @@ class GPTNeoXAttention(nn.Module):
 
     Rotary angles on the first quarter of each head (Pythia's ``rotary_pct`` 0.25), the rest passed through:
     elementwise, no parameter, no FLOP.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     def __init__(self, c: ModelConfig) -> None:
@@ -36,7 +37,8 @@ class GPTNeoXAttention(nn.Module):
 
 
 class GPTNeoXMLP(nn.Module):
-    """``dense_h_to_4h`` (I × H) and ``dense_4h_to_h`` (H × I), with biases, GELU between: 2H·I + I + H."""
+    """``dense_h_to_4h`` (I × H) and ``dense_4h_to_h`` (H × I), with biases, GELU between: 2H·I + I + H.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -48,7 +50,8 @@ class GPTNeoXMLP(nn.Module):
 
 
 class GPTNeoXLayer(nn.Module):
-    """Two LayerNorms, attention and MLP; parallel residual (Pythia): x + attn(ln₁(x)) + mlp(ln₂(x))."""
+    """Two LayerNorms, attention and MLP; parallel residual (Pythia): x + attn(ln₁(x)) + mlp(ln₂(x)).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -67,7 +70,8 @@ class GPTNeoXLayer(nn.Module):
 
 
 class GPTNeoXModel(nn.Module):
-    """``gpt_neox.``: embed_in V×H, L layers, final LayerNorm 2H; no position table (rotary)."""
+    """``gpt_neox.``: embed_in V×H, L layers, final LayerNorm 2H; no position table (rotary).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -80,7 +84,8 @@ class GPTNeoXModel(nn.Module):
 
 
 class GPTNeoXForCausalLM(nn.Module):
-    """GPT-NeoX with its output head ``lm_head`` (``embed_out`` in the checkpoints), untied unless the config ties it."""
+    """GPT-NeoX with its output head ``lm_head`` (``embed_out`` in the checkpoints), untied unless the config ties it.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

@@ -18,7 +18,8 @@ __all__ = ["GptOssAttention", "GptOssExperts", "GptOssMLP", "GptOssDecoderLayer"
 class GptOssAttention(LlamaAttention):
     """LLaMA's attention with biases on q, k, v and o, one learned logit per head (``sinks``) joining each row of
     scores in the softmax (its share of the probability goes to no value), and, in a windowed layer, each query
-    seeing only the last ``window`` positions (itself included)."""
+    seeing only the last ``window`` positions (itself included).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig, window: int | None = None) -> None:
         super().__init__(c)
@@ -37,7 +38,8 @@ class GptOssAttention(LlamaAttention):
 
 class GptOssExperts(MoeExperts):
     """E clamped-SwiGLU experts with biases, fused and transposed as transformers stores them: ``gate_up_proj``
-    E × H × 2I (gate and up interleaved), ``down_proj`` E × I × H, and a bias row per expert for each."""
+    E × H × 2I (gate and up interleaved), ``down_proj`` E × I × H, and a bias row per expert for each.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         nn.Module.__init__(self)
@@ -56,7 +58,8 @@ class GptOssExperts(MoeExperts):
 
 
 class GptOssMLP(SparseMoeBlock):
-    """The router (``router``: E × H and a bias of E; softmax over the k best logits), then the experts."""
+    """The router (``router``: E × H and a bias of E; softmax over the k best logits), then the experts.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -71,7 +74,8 @@ class GptOssMLP(SparseMoeBlock):
 
 
 class GptOssDecoderLayer(LlamaDecoderLayer):
-    """A GPT-OSS layer: LLaMA's pre-RMSNorm layer, its attention with sinks (windowed or not), its MLP the experts."""
+    """A GPT-OSS layer: LLaMA's pre-RMSNorm layer, its attention with sinks (windowed or not), its MLP the experts.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     mlp_class = GptOssMLP
 
@@ -81,12 +85,14 @@ class GptOssDecoderLayer(LlamaDecoderLayer):
 
 
 class GptOssModel(LlamaModel):
-    """``model.`` of ``GptOssForCausalLM``: token table, L GPT-OSS layers (``windows``: each one's window), RMSNorm."""
+    """``model.`` of ``GptOssForCausalLM``: token table, L GPT-OSS layers (``windows``: each one's window), RMSNorm.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     layer_class = GptOssDecoderLayer
 
 
 class GptOssForCausalLM(LlamaForCausalLM):
-    """``GptOssForCausalLM``: a top-k mixture of E biased experts, attention sinks, alternating windowed layers."""
+    """``GptOssForCausalLM``: a top-k mixture of E biased experts, attention sinks, alternating windowed layers.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = GptOssModel

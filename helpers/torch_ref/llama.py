@@ -13,30 +13,35 @@ __all__ = ["LlamaAttention", "LlamaMLP", "LlamaDecoderLayer", "LlamaModel", "Lla
 
 class LlamaAttention(Attention):
     """Grouped-query attention: A query heads, A_kv key/value heads of d_k, no position table; biases on all four
-    projections only with ``attention_bias``."""
+    projections only with ``attention_bias``.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
 
 class LlamaMLP(SwiGLU):
-    """SwiGLU: down(silu(gate(x)) * up(x)), three matrices of H×I (biases only with ``mlp_bias``)."""
+    """SwiGLU: down(silu(gate(x)) * up(x)), three matrices of H×I (biases only with ``mlp_bias``).
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c["H"], c["I"], bias=c.flags.get("mlp_bias", False))
 
 
 class LlamaDecoderLayer(DecoderLayer):
-    """Pre-RMSNorm LLaMA layer (no biases): 2A·d_k·H + 2A_kv·d_k·H attention + 3H·I SwiGLU + 2H norms."""
+    """Pre-RMSNorm LLaMA layer (no biases): 2A·d_k·H + 2A_kv·d_k·H attention + 3H·I SwiGLU + 2H norms.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     attention_class, mlp_class = LlamaAttention, LlamaMLP
 
 
 class LlamaModel(DecoderModel):
-    """``model.``: embed_tokens V×H, L decoder layers, final RMSNorm H; rotary positions add no parameter."""
+    """``model.``: embed_tokens V×H, L decoder layers, final RMSNorm H; rotary positions add no parameter.
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     layer_class = LlamaDecoderLayer
 
 
 class LlamaForCausalLM(CausalLM):
-    """LLaMA with its output head (``lm_head``, untied unless the config ties it)."""
+    """LLaMA with its output head (``lm_head``, untied unless the config ties it).
+    No notebook calls it; it works behind the helpers of ``08_flops_and_memory``."""
 
     model_class = LlamaModel
 

@@ -18,7 +18,8 @@ __all__ = ["Llama4VisionLayer", "Llama4VisionModel", "Llama4ForConditionalGenera
 class Llama4VisionLayer(nn.Module):
     """A pre-LayerNorm encoder layer: attention of A_v heads of H_v // A_v over every patch (no mask), q/k/v/o with
     biases, then an fc1/fc2 GELU MLP of I_v with biases. (transformers turns queries and keys by 2-D rotary angles of
-    each patch's row and column: elementwise, no parameter and no matmul; left out here.)"""
+    each patch's row and column: elementwise, no parameter and no matmul; left out here.)
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -42,7 +43,8 @@ class Llama4VisionLayer(nn.Module):
 class Llama4VisionModel(nn.Module):
     """``vision_model.``: the class token and the position table (its own vectors, registered first), the patch matrix
     (``patch_embedding.linear``, H_v × C_v·p_v², no bias), LayerNorms before and after L_v layers, and the adapter
-    (``vision_adapter.mlp``: fc1 M_in × I_v, fc2 M_out × M_out, no biases) after the pixel shuffle."""
+    (``vision_adapter.mlp``: fc1 M_in × I_v, fc2 M_out × M_out, no biases) after the pixel shuffle.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -79,7 +81,9 @@ class Llama4VisionModel(nn.Module):
 class Llama4ForConditionalGeneration(nn.Module):
     """``Llama4ForConditionalGeneration``: the encoder (``vision_model``), the projector
     (``multi_modal_projector.linear_1``, H × O_v, no bias) and the language model (``language_model``, a whole
-    :class:`~helpers.torch_ref.Llama4ForCausalLM`). ``forward`` reads text tokens; :meth:`image_features` an image."""
+    :class:`~helpers.torch_ref.Llama4ForCausalLM`). ``forward`` reads text tokens; :meth:`image_features` an image.
+
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

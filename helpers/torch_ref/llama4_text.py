@@ -34,7 +34,8 @@ class Llama4TextAttention(LlamaAttention):
     """LLaMA's attention; in a rotary layer (``rope``) the rotated queries and keys are divided by their root mean square
     (``use_qk_norm``: no gain, no parameter), and in a chunked layer (``chunks``: W_c) each query sees the keys of its
     own chunk of W_c positions only. (transformers also scales a NoPE layer's queries with the position from
-    ``floor_scale`` = 8192 tokens on: 1 below it, never a matmul; left out here.)"""
+    ``floor_scale`` = 8192 tokens on: 1 below it, never a matmul; left out here.)
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig, i: int = 0) -> None:
         super().__init__(c)
@@ -57,7 +58,8 @@ class Llama4TextAttention(LlamaAttention):
 class Llama4TextExperts(MoeExperts):
     """E SwiGLU experts fused and transposed as transformers stores them: ``gate_up_proj`` E × H × 2I (the gate's
     columns, then the up's), ``down_proj`` E × I × H, no bias. Each routed token enters its expert scaled by its
-    router weight (transformers scales the input, not the output)."""
+    router weight (transformers scales the input, not the output).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         nn.Module.__init__(self)
@@ -80,7 +82,8 @@ class Llama4TextExperts(MoeExperts):
 
 class Llama4TextMoe(SparseMoeBlock):
     """``feed_forward`` of a sparse layer: the experts, the router (``router``, E × H, no bias: the k best logits,
-    each through a sigmoid) and the shared expert (``shared_expert``, a SwiGLU of width I) every token passes."""
+    each through a sigmoid) and the shared expert (``shared_expert``, a SwiGLU of width I) every token passes.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -101,7 +104,8 @@ class Llama4TextMoe(SparseMoeBlock):
 
 class Llama4TextDecoderLayer(nn.Module):
     """A pre-RMSNorm layer whose feed-forward is ``feed_forward`` (transformers' name): the mixture in the sparse
-    layers, a SwiGLU of width I_mlp in the others."""
+    layers, a SwiGLU of width I_mlp in the others.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig, i: int = 0) -> None:
         super().__init__()
@@ -117,12 +121,14 @@ class Llama4TextDecoderLayer(nn.Module):
 
 class Llama4TextModel(SmolLM3Model):
     """``model.`` of ``Llama4ForCausalLM``: token table, L Llama 4 layers (the NoPE ones, ``rope`` 0, unrotated:
-    SmolLM3's reading), final RMSNorm."""
+    SmolLM3's reading), final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     layer_class = Llama4TextDecoderLayer
 
 
 class Llama4ForCausalLM(LlamaForCausalLM):
-    """``Llama4ForCausalLM``: iRoPE attention, dense and sparse layers (top-k sigmoid routing, a shared expert)."""
+    """``Llama4ForCausalLM``: iRoPE attention, dense and sparse layers (top-k sigmoid routing, a shared expert).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = Llama4TextModel

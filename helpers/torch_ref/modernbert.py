@@ -24,7 +24,8 @@ def _layer_norm(c: ModelConfig) -> nn.LayerNorm:
 
 
 class ModernBertEmbeddings(nn.Module):
-    """The token table (V × H, no position table: positions are rotary), then a LayerNorm."""
+    """The token table (V × H, no position table: positions are rotary), then a LayerNorm.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -37,7 +38,8 @@ class ModernBertEmbeddings(nn.Module):
 
 class ModernBertAttention(nn.Module):
     """One fused projection ``Wqkv`` (3H × H: queries, keys, values), A heads of d_k, the output ``Wo``; a local layer
-    (``half``: the half-window, W // 2) masks the scores beyond it, both ways, after computing all S × S of them."""
+    (``half``: the half-window, W // 2) masks the scores beyond it, both ways, after computing all S × S of them.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig, half: int | None = None) -> None:
         super().__init__()
@@ -58,7 +60,8 @@ class ModernBertAttention(nn.Module):
 
 
 class ModernBertMLP(nn.Module):
-    """GeGLU: ``Wi`` (2I × H) gives the GELU half and the gate half, ``Wo`` (H × I) brings their product back."""
+    """GeGLU: ``Wi`` (2I × H) gives the GELU half and the gate half, ``Wo`` (H × I) brings their product back.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -73,7 +76,8 @@ class ModernBertMLP(nn.Module):
 
 class ModernBertEncoderLayer(nn.Module):
     """Pre-norm: ``attn_norm`` (none in layer 0, whose input the embedding norm has normalised), ``attn``, then
-    ``mlp_norm`` and ``mlp``, each with a residual."""
+    ``mlp_norm`` and ``mlp``, each with a residual.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig, i: int) -> None:
         super().__init__()
@@ -90,7 +94,8 @@ class ModernBertEncoderLayer(nn.Module):
 
 class ModernBertModel(nn.Module):
     """``ModernBertModel``: embeddings, L encoder layers (global ones turned by rotary angles of base 160,000, local
-    ones of base 10,000), ``final_norm``; no pooler."""
+    ones of base 10,000), ``final_norm``; no pooler.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

@@ -17,7 +17,8 @@ __all__ = ["MoeRouter", "MoeExperts", "SparseMoeBlock", "MixtralSparseMoeBlock",
 
 
 class MoeRouter(nn.Module):
-    """``mlp.gate``: E × H logits per token, softmax, the top k experts and their weights."""
+    """``mlp.gate``: E × H logits per token, softmax, the top k experts and their weights.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig, normalise: bool = True) -> None:
         super().__init__()
@@ -31,7 +32,8 @@ class MoeRouter(nn.Module):
 
 
 class MoeExperts(nn.Module):
-    """E SwiGLU experts fused: ``gate_up_proj`` E × 2I × H, ``down_proj`` E × H × I (transformers 5's layout)."""
+    """E SwiGLU experts fused: ``gate_up_proj`` E × 2I × H, ``down_proj`` E × H × I (transformers 5's layout).
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig, intermediate: str = "I") -> None:
         super().__init__()
@@ -53,7 +55,8 @@ class MoeExperts(nn.Module):
 
 
 class SparseMoeBlock(nn.Module):
-    """The router's weights and choices (:meth:`route`), then the experts, on the tokens flattened to N = B·S rows."""
+    """The router's weights and choices (:meth:`route`), then the experts, on the tokens flattened to N = B·S rows.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def route(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """[N, k] weights and expert indices (``gate``: the router)."""
@@ -65,7 +68,8 @@ class SparseMoeBlock(nn.Module):
 
 
 class MixtralSparseMoeBlock(SparseMoeBlock):
-    """Router (``gate``) then the experts (``experts``), on the tokens flattened to N = B·S rows."""
+    """Router (``gate``) then the experts (``experts``), on the tokens flattened to N = B·S rows.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -74,25 +78,29 @@ class MixtralSparseMoeBlock(SparseMoeBlock):
 
 
 class MixtralDecoderLayer(LlamaDecoderLayer):
-    """A Mixtral layer: LLaMA's attention (no biases), its MLP a sparse mixture of experts."""
+    """A Mixtral layer: LLaMA's attention (no biases), its MLP a sparse mixture of experts.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     mlp_class = MixtralSparseMoeBlock
 
 
 class MixtralModel(LlamaModel):
-    """``model.`` of ``MixtralForCausalLM``: token table, L Mixtral layers, final RMSNorm."""
+    """``model.`` of ``MixtralForCausalLM``: token table, L Mixtral layers, final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     layer_class = MixtralDecoderLayer
 
 
 class MixtralForCausalLM(LlamaForCausalLM):
-    """``MixtralForCausalLM``: LLaMA with a top-k mixture of E SwiGLU experts in every layer."""
+    """``MixtralForCausalLM``: LLaMA with a top-k mixture of E SwiGLU experts in every layer.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     model_class = MixtralModel
 
 
 class Qwen3MoeSparseMoeBlock(SparseMoeBlock):
-    """Qwen3-MoE's sparse block: the experts (of width I_e) registered first, then the router (``gate``)."""
+    """Qwen3-MoE's sparse block: the experts (of width I_e) registered first, then the router (``gate``).
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -101,7 +109,8 @@ class Qwen3MoeSparseMoeBlock(SparseMoeBlock):
 
 
 class Qwen3MoeDecoderLayer(LlamaDecoderLayer):
-    """A Qwen3-MoE layer: Qwen3's attention; a sparse block, or Qwen3's dense SwiGLU in the layers kept dense."""
+    """A Qwen3-MoE layer: Qwen3's attention; a sparse block, or Qwen3's dense SwiGLU in the layers kept dense.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     attention_class = Qwen3Attention
 
@@ -112,12 +121,14 @@ class Qwen3MoeDecoderLayer(LlamaDecoderLayer):
 
 
 class Qwen3MoeModel(LlamaModel):
-    """``model.`` of ``Qwen3MoeForCausalLM``: token table, L Qwen3-MoE layers, final RMSNorm."""
+    """``model.`` of ``Qwen3MoeForCausalLM``: token table, L Qwen3-MoE layers, final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     layer_class = Qwen3MoeDecoderLayer
 
 
 class Qwen3MoeForCausalLM(LlamaForCausalLM):
-    """``Qwen3MoeForCausalLM``: Qwen3 with a top-k mixture of E experts in its sparse layers."""
+    """``Qwen3MoeForCausalLM``: Qwen3 with a top-k mixture of E experts in its sparse layers.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     model_class = Qwen3MoeModel

@@ -12,7 +12,8 @@ __all__ = ["Olmo2Attention", "Olmo2DecoderLayer", "Olmo2Model", "Olmo2ForCausalL
 
 
 class Olmo2Attention(LlamaAttention):
-    """OLMo 2's attention: LLaMA's, queries and keys normalised over the whole projection (A·d_k, A_kv·d_k)."""
+    """OLMo 2's attention: LLaMA's, queries and keys normalised over the whole projection (A·d_k, A_kv·d_k).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -26,19 +27,22 @@ class Olmo2Attention(LlamaAttention):
 
 
 class Olmo2DecoderLayer(LlamaDecoderLayer):
-    """An OLMo 2 layer: no norm before a sub-layer, one after each (``post_attention``, ``post_feedforward``)."""
+    """An OLMo 2 layer: no norm before a sub-layer, one after each (``post_attention``, ``post_feedforward``).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     attention_class = Olmo2Attention
     norms = {"post_attention_layernorm": AFTER_ATTENTION, "post_feedforward_layernorm": AFTER_MLP}
 
 
 class Olmo2Model(LlamaModel):
-    """``model.`` of ``Olmo2ForCausalLM``: token table, L OLMo 2 layers, final RMSNorm."""
+    """``model.`` of ``Olmo2ForCausalLM``: token table, L OLMo 2 layers, final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     layer_class = Olmo2DecoderLayer
 
 
 class Olmo2ForCausalLM(LlamaForCausalLM):
-    """``Olmo2ForCausalLM``: LLaMA's matrices, norms after the sub-layers, QK-norm over the projections."""
+    """``Olmo2ForCausalLM``: LLaMA's matrices, norms after the sub-layers, QK-norm over the projections.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = Olmo2Model

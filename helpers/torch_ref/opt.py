@@ -13,7 +13,8 @@ __all__ = ["OPTAttention", "OPTDecoderLayer", "OPTDecoder", "OPTModel", "OPTForC
 
 
 class OPTAttention(nn.Module):
-    """k, v, q and out projections, H × H each, biases unless ``enable_bias`` is false."""
+    """k, v, q and out projections, H × H each, biases unless ``enable_bias`` is false.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -29,7 +30,8 @@ class OPTAttention(nn.Module):
 
 
 class OPTDecoderLayer(nn.Module):
-    """Attention and a ReLU MLP (fc1 I × H, fc2 H × I), each with a LayerNorm before it (pre-LN) or after its residual."""
+    """Attention and a ReLU MLP (fc1 I × H, fc2 H × I), each with a LayerNorm before it (pre-LN) or after its residual.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -50,7 +52,9 @@ class OPTDecoderLayer(nn.Module):
 
 
 class OPTDecoder(nn.Module):
-    """``model.decoder.``: token table V × d_e, positions (P + 2) × H (offset 2), projections if d_e ≠ H, final LayerNorm."""
+    """``model.decoder.``: token table V × d_e, positions (P + 2) × H (offset 2), projections if d_e ≠ H, final
+    LayerNorm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -76,7 +80,8 @@ class OPTDecoder(nn.Module):
 
 
 class OPTModel(nn.Module):
-    """OPT's model: ``decoder.`` with its tables, layers and (pre-LN) final norm."""
+    """OPT's model: ``decoder.`` with its tables, layers and (pre-LN) final norm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -87,7 +92,8 @@ class OPTModel(nn.Module):
 
 
 class OPTForCausalLM(nn.Module):
-    """OPT with its LM head (V × d_e) over every position; the head is the token table when tied."""
+    """OPT with its LM head (V × d_e) over every position; the head is the token table when tied.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()

@@ -14,7 +14,8 @@ __all__ = ["Phi3Attention", "Phi3MLP", "Phi3DecoderLayer", "Phi3Model", "Phi3For
 
 
 class Phi3Attention(LlamaAttention):
-    """Phi-3's attention: ``o_proj`` (registered first), then one fused ``qkv_proj`` split after the matmul."""
+    """Phi-3's attention: ``o_proj`` (registered first), then one fused ``qkv_proj`` split after the matmul.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         nn.Module.__init__(self)
@@ -31,7 +32,8 @@ class Phi3Attention(LlamaAttention):
 
 
 class Phi3MLP(nn.Module):
-    """Phi-3's SwiGLU: one fused ``gate_up_proj`` (H -> 2I, chunked into gate and up), then ``down_proj``."""
+    """Phi-3's SwiGLU: one fused ``gate_up_proj`` (H -> 2I, chunked into gate and up), then ``down_proj``.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -44,18 +46,21 @@ class Phi3MLP(nn.Module):
 
 
 class Phi3DecoderLayer(LlamaDecoderLayer):
-    """A Phi-3 layer: LLaMA's, with the fused qkv_proj and gate_up_proj."""
+    """A Phi-3 layer: LLaMA's, with the fused qkv_proj and gate_up_proj.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     attention_class, mlp_class = Phi3Attention, Phi3MLP
 
 
 class Phi3Model(LlamaModel):
-    """``model.`` of ``Phi3ForCausalLM``: token table, L Phi3 layers, final RMSNorm."""
+    """``model.`` of ``Phi3ForCausalLM``: token table, L Phi3 layers, final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     layer_class = Phi3DecoderLayer
 
 
 class Phi3ForCausalLM(LlamaForCausalLM):
-    """``Phi3ForCausalLM``: LLaMA with fused qkv_proj and gate_up_proj."""
+    """``Phi3ForCausalLM``: LLaMA with fused qkv_proj and gate_up_proj.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     model_class = Phi3Model

@@ -14,7 +14,8 @@ __all__ = ["Qwen2Attention", "Qwen3Attention", "Qwen2DecoderLayer", "Qwen3Decode
 
 
 class Qwen2Attention(LlamaAttention):
-    """Qwen2's attention: LLaMA's, with a bias on q, k and v (always) and none on o."""
+    """Qwen2's attention: LLaMA's, with a bias on q, k and v (always) and none on o.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     @staticmethod
     def biases(c: ModelConfig) -> tuple[bool, bool]:
@@ -24,7 +25,8 @@ class Qwen2Attention(LlamaAttention):
 
 class Qwen3Attention(LlamaAttention):
     """Qwen3's attention: LLaMA's (a bias on all four only with ``attention_bias``), each head's query and key
-    normalised by an RMSNorm of d_k (one gain shared by the heads) before the rotation."""
+    normalised by an RMSNorm of d_k (one gain shared by the heads) before the rotation.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -38,36 +40,42 @@ class Qwen3Attention(LlamaAttention):
 
 
 class Qwen2DecoderLayer(LlamaDecoderLayer):
-    """A Qwen2 layer: LLaMA's, its attention with q/k/v biases."""
+    """A Qwen2 layer: LLaMA's, its attention with q/k/v biases.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     attention_class = Qwen2Attention
 
 
 class Qwen3DecoderLayer(LlamaDecoderLayer):
-    """A Qwen3 layer: LLaMA's, its attention with per-head q/k RMSNorms."""
+    """A Qwen3 layer: LLaMA's, its attention with per-head q/k RMSNorms.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     attention_class = Qwen3Attention
 
 
 class Qwen2Model(LlamaModel):
-    """``model.`` of ``Qwen2ForCausalLM``: token table, L Qwen2 layers, final RMSNorm."""
+    """``model.`` of ``Qwen2ForCausalLM``: token table, L Qwen2 layers, final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     layer_class = Qwen2DecoderLayer
 
 
 class Qwen2ForCausalLM(LlamaForCausalLM):
-    """``Qwen2ForCausalLM``: LLaMA with q/k/v biases."""
+    """``Qwen2ForCausalLM``: LLaMA with q/k/v biases.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     model_class = Qwen2Model
 
 
 class Qwen3Model(LlamaModel):
-    """``model.`` of ``Qwen3ForCausalLM``: token table, L Qwen3 layers, final RMSNorm."""
+    """``model.`` of ``Qwen3ForCausalLM``: token table, L Qwen3 layers, final RMSNorm.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     layer_class = Qwen3DecoderLayer
 
 
 class Qwen3ForCausalLM(LlamaForCausalLM):
-    """``Qwen3ForCausalLM``: LLaMA with per-head q/k RMSNorms and an explicit head_dim."""
+    """``Qwen3ForCausalLM``: LLaMA with per-head q/k RMSNorms and an explicit head_dim.
+    No notebook calls it; it works behind the helpers of ``00_overview``."""
 
     model_class = Qwen3Model

@@ -14,7 +14,8 @@ __all__ = ["Qwen2_5_VisionTransformer", "Qwen2_5_VLModel", "Qwen2_5_VLForConditi
 
 
 class Qwen2_5_VLVisionAttention(nn.Module):
-    """One fused ``qkv`` projection (3H_v × H_v) and ``proj``, both with biases (windows and 2-D rotary: no tensor)."""
+    """One fused ``qkv`` projection (3H_v × H_v) and ``proj``, both with biases (windows and 2-D rotary: no tensor).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -23,7 +24,8 @@ class Qwen2_5_VLVisionAttention(nn.Module):
 
 
 class Qwen2_5_VLVisionBlock(nn.Module):
-    """Two RMSNorms, the attention and a SwiGLU MLP of I_v with biases."""
+    """Two RMSNorms, the attention and a SwiGLU MLP of I_v with biases.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -34,7 +36,8 @@ class Qwen2_5_VLVisionBlock(nn.Module):
 
 
 class Qwen2_5_VLPatchMerger(nn.Module):
-    """An RMSNorm, then an MLP over m_v × m_v neighbouring patches concatenated (H_v·m_v² wide) into O_v."""
+    """An RMSNorm, then an MLP over m_v × m_v neighbouring patches concatenated (H_v·m_v² wide) into O_v.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -44,7 +47,8 @@ class Qwen2_5_VLPatchMerger(nn.Module):
 
 
 class PatchEmbed(nn.Module):
-    """One convolution of t_v × p_v × p_v over C_v channels into H_v, without a bias."""
+    """One convolution of t_v × p_v × p_v over C_v channels into H_v, without a bias.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -53,7 +57,8 @@ class PatchEmbed(nn.Module):
 
 
 class Qwen2_5_VisionTransformer(nn.Module):
-    """``model.visual.``: the patch embedding, L_v blocks, the patch merger."""
+    """``model.visual.``: the patch embedding, L_v blocks, the patch merger.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -63,7 +68,8 @@ class Qwen2_5_VisionTransformer(nn.Module):
 
 
 class Qwen2_5_VLModel(nn.Module):
-    """``model.``: the vision encoder as ``visual``, then Qwen2's text model as ``language_model``."""
+    """``model.``: the vision encoder as ``visual``, then Qwen2's text model as ``language_model``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -73,6 +79,7 @@ class Qwen2_5_VLModel(nn.Module):
 
 class Qwen2_5_VLForConditionalGeneration(ConditionalGeneration):
     """``Qwen2_5_VLForConditionalGeneration``: text tokens through the language model and its head (untied by default;
-    text positions are the same on M-RoPE's three axes, so its rotation is LLaMA's)."""
+    text positions are the same on M-RoPE's three axes, so its rotation is LLaMA's).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = Qwen2_5_VLModel

@@ -35,7 +35,8 @@ def _sparse(c: ModelConfig, i: int) -> bool:
 
 class Qwen3NextAttention(Qwen3Attention):
     """Qwen3's attention whose ``q_proj`` is twice as wide: each head's query and a gate, the attention output times
-    sigmoid(gate) before ``o_proj``; rotary angles on the first R dimensions of each query and key head."""
+    sigmoid(gate) before ``o_proj``; rotary angles on the first R dimensions of each query and key head.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -59,7 +60,8 @@ class Qwen3NextGatedDeltaNet(nn.Module):
     """Gated DeltaNet: queries and keys (G_k heads of d_gk), values and an output gate z (G_v heads of d_gv), β and the
     decay's input a (one each per value head) from two projections; a depthwise causal convolution of K_c taps over
     the queries, keys and values; per value head a d_gk × d_gv state, decayed by exp(g), corrected by the delta rule
-    and read by the query; a gated RMSNorm of d_gv; ``out_proj``."""
+    and read by the query; a gated RMSNorm of d_gv; ``out_proj``.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -117,7 +119,8 @@ class Qwen3NextGatedDeltaNet(nn.Module):
 
 class Qwen3NextSparseMoeBlock(SparseMoeBlock):
     """The router (``gate``) first, the E fused experts of I_e, then a shared expert of I_s on every token behind its
-    own sigmoid gate (``shared_expert_gate``, 1 × H)."""
+    own sigmoid gate (``shared_expert_gate``, 1 × H).
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -132,7 +135,8 @@ class Qwen3NextSparseMoeBlock(SparseMoeBlock):
 
 class Qwen3NextDecoderLayer(LlamaDecoderLayer):
     """One layer: Gated DeltaNet (``linear_attn``), gated attention (``self_attn``) or, for another layer type, no token
-    mixer; a sparse block or a dense SwiGLU (Qwen3-MoE's rule); LLaMA's two RMSNorms."""
+    mixer; a sparse block or a dense SwiGLU (Qwen3-MoE's rule); LLaMA's two RMSNorms.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig, i: int = 0) -> None:
         nn.Module.__init__(self)
@@ -157,13 +161,15 @@ class Qwen3NextDecoderLayer(LlamaDecoderLayer):
 
 
 class Qwen3NextModel(LlamaModel):
-    """``model.`` of ``Qwen3NextForCausalLM``: token table, L layers, final RMSNorm; rotary angles over R dimensions."""
+    """``model.`` of ``Qwen3NextForCausalLM``: token table, L layers, final RMSNorm; rotary angles over R dimensions.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     layer_class = Qwen3NextDecoderLayer
     rotary = "R"
 
 
 class Qwen3NextForCausalLM(LlamaForCausalLM):
-    """``Qwen3NextForCausalLM``: linear and full attention layers, top-k experts with a shared expert."""
+    """``Qwen3NextForCausalLM``: linear and full attention layers, top-k experts with a shared expert.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = Qwen3NextModel

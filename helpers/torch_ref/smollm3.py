@@ -11,7 +11,8 @@ __all__ = ["SmolLM3Model", "SmolLM3ForCausalLM"]
 
 
 class SmolLM3Model(LlamaModel):
-    """``model.`` of ``SmolLM3ForCausalLM``: LLaMA's; the layers whose ``rope`` entry is 0 attend without rotation."""
+    """``model.`` of ``SmolLM3ForCausalLM``: LLaMA's; the layers whose ``rope`` entry is 0 attend without rotation.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__(c)
@@ -23,6 +24,7 @@ class SmolLM3Model(LlamaModel):
 
 
 class SmolLM3ForCausalLM(LlamaForCausalLM):
-    """``SmolLM3ForCausalLM``: LLaMA with NoPE layers (no rotary positions on every 4th by default), tied head."""
+    """``SmolLM3ForCausalLM``: LLaMA with NoPE layers (no rotary positions on every 4th by default), tied head.
+    No notebook calls it; it works behind the helpers of ``11_todays_models``."""
 
     model_class = SmolLM3Model

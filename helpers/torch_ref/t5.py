@@ -18,6 +18,7 @@ class T5Attention(nn.Module):
 
     The bias is looked up (no matmul) and added to the scores. The buckets here are the relative distances
     clamped into [0, R): simpler than T5's logarithmic buckets, the same tensors and the same matmuls.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     def __init__(self, c: ModelConfig, relative: bool) -> None:
@@ -48,7 +49,8 @@ class T5Attention(nn.Module):
 
 
 class T5LayerSelfAttention(nn.Module):
-    """One T5 self-attention sub-layer: an RMS-style norm (γ only), attention, residual."""
+    """One T5 self-attention sub-layer: an RMS-style norm (γ only), attention, residual.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig, relative: bool) -> None:
         super().__init__()
@@ -57,7 +59,8 @@ class T5LayerSelfAttention(nn.Module):
 
 
 class T5LayerCrossAttention(nn.Module):
-    """One T5 decoder cross-attention sub-layer: norm, attention over the encoder's output, residual."""
+    """One T5 decoder cross-attention sub-layer: norm, attention over the encoder's output, residual.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -66,7 +69,8 @@ class T5LayerCrossAttention(nn.Module):
 
 
 class T5DenseActDense(nn.Module):
-    """wi (I × H) and wo (H × I), ReLU between; gated (T5 v1.1, FLAN-T5): wi_0 and wi_1, GELU(wi_0 x) · wi_1 x."""
+    """wi (I × H) and wo (H × I), ReLU between; gated (T5 v1.1, FLAN-T5): wi_0 and wi_1, GELU(wi_0 x) · wi_1 x.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -86,7 +90,8 @@ class T5DenseActDense(nn.Module):
 
 
 class T5LayerFF(nn.Module):
-    """One T5 feed-forward sub-layer: norm, the (gated or plain) dense block, residual."""
+    """One T5 feed-forward sub-layer: norm, the (gated or plain) dense block, residual.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig) -> None:
         super().__init__()
@@ -98,7 +103,8 @@ class T5LayerFF(nn.Module):
 
 
 class T5Block(nn.Module):
-    """``layer``: self-attention, [cross-attention in the decoder], feed-forward; each pre-RMSNorm with a residual."""
+    """``layer``: self-attention, [cross-attention in the decoder], feed-forward; each pre-RMSNorm with a residual.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig, decoder: bool, relative: bool) -> None:
         super().__init__()
@@ -120,7 +126,8 @@ class T5Block(nn.Module):
 
 
 class T5Stack(nn.Module):
-    """``encoder.`` or ``decoder.``: the shared token table, the blocks (block 0 holds the relative bias), a final norm."""
+    """``encoder.`` or ``decoder.``: the shared token table, the blocks (block 0 holds the relative bias), a final norm.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``."""
 
     def __init__(self, c: ModelConfig, shared: nn.Embedding, decoder: bool) -> None:
         super().__init__()
@@ -142,6 +149,7 @@ class T5ForConditionalGeneration(nn.Module):
     """``shared`` (V × H), the encoder and the decoder over it, and the LM head, always ``shared`` (transformers 5.23).
 
     The decoder reads the same token ids as the encoder: one length S for both.
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
 
     def __init__(self, c: ModelConfig) -> None:
