@@ -7,7 +7,7 @@ and the apps and lessons on top, imported only when used.
 """
 
 from .config import ConfigError, ModelConfig, load_config, model_names, parse_config
-from .count import Count, breakdown, compact_table, count_model, describe, tensor_table, count_json
+from .count import Count, count_report, compact_table, count_model, describe, tensor_table, count_json
 from .params import (
     ATTENTION,
     BIAS,
@@ -56,7 +56,7 @@ __all__ = [
     "ATTENTION", "CLASSIFIER", "EMBEDDINGS", "FEED_FORWARD", "LAYER_NORM", "LM_HEAD", "MLM_HEAD", "NSP_HEAD", "POOLER",
     "BIAS", "MATRIX", "NORM", "TABLE",
     "Block", "ConfigError", "Count", "Layout", "ModelConfig", "Param",
-    "breakdown", "classification_head", "compact_table", "count_model", "describe", "evaluate", "explore", "fmt_int", "fmt_share",
+    "count_report", "classification_head", "compact_table", "count_model", "describe", "evaluate", "explore", "fmt_int", "fmt_share",
     "component_counts", "component_formulas", "is_norm", "linear_biases", "load_config", "model_names", "numel", "param_layout", "param_table", "parse_config",
     "pretraining_heads", "render", "select", "table", "tensor_table", "count_json", "total", "under",
 ]

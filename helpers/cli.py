@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import NoReturn, Sequence
 
 from .config import ConfigError, ModelConfig, load_config, model_names
-from .count import breakdown, count_model, describe, named_params, naming_header, tensor_table, count_json
+from .count import count_report, count_model, describe, named_params, naming_header, tensor_table, count_json
 from .params import CHECKPOINT, TRANSFORMERS, checkpoint_layout
 from . import budget as _budget
 from . import fallback as _fallback
@@ -61,7 +61,7 @@ def _count(config: ModelConfig, args: argparse.Namespace) -> str:
         checkpoint_layout(config)  # refused in one line for a family without checkpoint names of its own
     if args.json:
         return json.dumps(count_json(result, args.names))
-    text = f"{describe(config)}\n\n{breakdown(result)}"
+    text = f"{describe(config)}\n\n{count_report(result)}"
     if args.tensors:
         header = naming_header(result, args.names)
         text += "\n\n" + (header + "\n" if header else "") + tensor_table(named_params(result, args.names), result.total)
@@ -215,8 +215,19 @@ def _finetune_simulated(config: ModelConfig, run: _finetune.Finetune, as_json: b
 
     result = _simulate.simulate_run(config, run)
     if as_json:
-        return json.dumps({**_finetune.finetune_json(run), **_simulate.simulated_json(result)})
-    return f"{describe(config)}\n\n{_finetune.finetune_report(run)}\n\n{_simulate.simulated_report(result)}"
+        return json.dumps({**_finetune.finetune_json(run), **_simulate.simulate_json(result)})
+    return f"{describe(config)}\n\n{_finetune.finetune_report(run)}\n\n{_simulate.simulate_report(result)}"
+
+
+GENERATE_DTYPES = ("fp32", "fp16", "bf16")  # what transformers' generate runs the weights in
+
+
+def _dtype(dtype: str, allowed: tuple[str, ...] | None = None, rule: str | None = None) -> None:
+    """Refuse a ``--dtype`` outside ``allowed`` (every dtype of :data:`helpers.memory.DTYPE_BITS` by default) in one
+    line naming the option and the rule (by default, the list)."""
+    allowed = tuple(_memory.DTYPE_BITS) if allowed is None else allowed
+    if dtype not in allowed:
+        raise ConfigError("--dtype", f"{rule or 'must be one of ' + ', '.join(allowed)}, got {dtype!r}")
 
 
 def _positive(option: str, value: str | None, default: int | None = None) -> int:
@@ -261,7 +272,7 @@ def _flops_command(config: ModelConfig, args: argparse.Namespace) -> str:
     text = [describe(config), *notes, "",
             f"one forward pass on B = {batch} × S = {seq_len} tokens: matrix multiplies only, 2 FLOPs per multiply-add;",
             "training = forward + backward (backward = 2 × forward for every matmul a gradient flows through)", "",
-            _flops.flop_breakdown(result), "", _flops.six_n_d_breakdown(result)]
+            _flops.flops_report(result), "", _flops.six_n_d_report(result)]
     return "\n".join(text)
 
 
@@ -310,8 +321,7 @@ def _budget_command(config: ModelConfig, args: argparse.Namespace) -> str:
     device = _budget.gpu(args.gpu)
     gpus = _positive("--gpus", args.gpus, 1)
     batch, seq_len = _batch_and_length(config, args, required=False)
-    if args.dtype not in _memory.DTYPE_BITS:
-        raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
+    _dtype(args.dtype)
     plan = _budget.training_budget(config, tokens, device, mfu, gpus, seq_len)
     step = None
     if _memory.kv_cache_formula(config) is not None:
@@ -331,8 +341,7 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
             return json.dumps(_budget.sharded_json(config, gpus, zero, tp))
         return f"{describe(config)}\n\n{_budget.sharded_report(config, gpus, zero, tp)}"
     batch, seq_len = _batch_and_length(config, args, required=False)
-    if args.dtype not in _memory.DTYPE_BITS:
-        raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
+    _dtype(args.dtype)
     result = _memory.Memory(config, batch, seq_len, args.dtype)
     if args.new_tokens is None:
         for option in ("simulate",):
@@ -340,19 +349,18 @@ def _memory_command(config: ModelConfig, args: argparse.Namespace) -> str:
                 raise ConfigError(f"--{option}", "goes with --new-tokens (the peak of generate)")
         if args.json:
             return json.dumps(_memory.memory_json(result))
-        return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}"
+        return f"{describe(config)}\n\n{_memory.memory_report(result)}"
     new_tokens = _positive("--new-tokens", args.new_tokens)
     if args.attn not in _peak.ATTN:
         raise ConfigError("--attn", f"must be one of {', '.join(_peak.ATTN)}, got {args.attn!r}")
-    if args.dtype not in ("fp32", "fp16", "bf16"):
-        raise ConfigError("--dtype", f"generate runs the weights in fp32, fp16 or bf16, got {args.dtype!r}")
+    _dtype(args.dtype, GENERATE_DTYPES, "generate runs the weights in fp32, fp16 or bf16")
     if _memory.kv_cache_formula(config) is None:
         raise ConfigError("--new-tokens", f"{config.name} is an encoder: it generates no tokens")
     config.check_runs(attn=args.attn)  # a model only eager attention runs: refused with sdpa
     doc = _generate_doc(config, batch, seq_len, new_tokens, args)
     if args.json:
         return json.dumps({**_memory.memory_json(result), **doc})
-    return f"{describe(config)}\n\n{_memory.memory_breakdown(result)}\n\n{_generate_text(doc)}"
+    return f"{describe(config)}\n\n{_memory.memory_report(result)}\n\n{_generate_text(doc)}"
 
 
 def _generate_doc(config: ModelConfig, batch: int, seq_len: int, new_tokens: int, args: argparse.Namespace) -> dict:
@@ -397,8 +405,8 @@ def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Na
         value = getattr(args, option, None)
         if value is not None and value != TRANSFORMERS:
             raise refusal or _fallback.refuse(model_type, f"--{option.replace('_', '-')}")
-    if args.command == "memory" and args.dtype not in _memory.DTYPE_BITS:
-        raise ConfigError("--dtype", f"must be one of {', '.join(_memory.DTYPE_BITS)}, got {args.dtype!r}")
+    if args.command == "memory":
+        _dtype(args.dtype)
     result = _fallback.count_by_transformers(raw, name, getattr(args, "model_class", None), labels, untaught=untaught)
     if args.command == "memory":
         return json.dumps(_fallback.counted_memory_json(result)) if args.json else _fallback.memory_text(result)

@@ -151,7 +151,7 @@ def describe(config: ModelConfig) -> str:
     return f"{config.name} ({head}: {sizes}{' ' + flags if flags else ''})"
 
 
-def breakdown(result: Count) -> str:
+def count_report(result: Count) -> str:
     """The per-component table: component, formula, count, share, and the total.
 
     Introduced in ``00_overview``.

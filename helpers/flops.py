@@ -314,7 +314,7 @@ def max_seq_len(config: ModelConfig) -> int | None:
 
 # --- output ---------------------------------------------------------------------------------------
 
-def flop_breakdown(flops: Flops) -> str:
+def flops_report(flops: Flops) -> str:
     """The per-component table: formula, forward FLOPs, share of the forward pass, training FLOPs.
 
     Introduced in ``08_flops_and_memory``.
@@ -353,7 +353,7 @@ def flop_notes(flops: Flops) -> dict[str, str]:
     return notes
 
 
-def six_n_d_breakdown(flops: Flops) -> str:
+def six_n_d_report(flops: Flops) -> str:
     """Counted training FLOPs beside 6·N·D, and the terms that make up their difference.
 
     Introduced in ``08_flops_and_memory``.

@@ -404,7 +404,7 @@ def _layers_label(c: ModelConfig) -> str:
     return f"L = {c['L']} layers"
 
 
-def memory_breakdown(memory: Memory) -> str:
+def memory_report(memory: Memory) -> str:
     """The text report of ``python -m helpers memory``: weights, training state, KV cache, activations.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.

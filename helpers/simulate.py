@@ -735,7 +735,7 @@ def simulate_run(config: Any, run: Any) -> Simulated:
                              peak.training_class(config), config.sizes.get("C"))
 
 
-def simulated_json(sim: Simulated) -> dict[str, Any]:
+def simulate_json(sim: Simulated) -> dict[str, Any]:
     """The keys ``--simulate`` adds, and the peak it replaces: ``peak_bytes`` is the simulated peak as the caching
     allocator books it, plus the cuBLAS workspaces of a Hopper GPU.
 
@@ -749,7 +749,7 @@ def simulated_json(sim: Simulated) -> dict[str, Any]:
                           "seconds": round(sim.seconds, 1)}}
 
 
-def simulated_report(sim: Simulated) -> str:
+def simulate_report(sim: Simulated) -> str:
     """The lines ``--simulate`` adds to the text output.
 
     No notebook calls it; it works behind the helpers of ``00_overview``."""

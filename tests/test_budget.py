@@ -20,7 +20,7 @@ from helpers.budget import (ZERO_STAGES, budget_json, chinchilla_tokens, compute
                             training_flops_per_token)
 from helpers.config import ConfigError
 from helpers.flops import forward_flops, palm_training_flops, six_n_d
-from helpers.memory import (ADAMW_FP32, ADAMW_MIXED, Memory, kv_cache_bytes, memory_breakdown, training_state,
+from helpers.memory import (ADAMW_FP32, ADAMW_MIXED, Memory, kv_cache_bytes, memory_report, training_state,
                             weight_bytes)
 from helpers.count import describe
 
@@ -318,7 +318,7 @@ def test_memory_sharded_text_and_json():
 
 def test_memory_without_sharding_options_is_unchanged():
     c = load_config("llama-7b")
-    expected = f"{describe(c)}\n\n{memory_breakdown(Memory(c, 1, 2048, 'fp16'))}\n"
+    expected = f"{describe(c)}\n\n{memory_report(Memory(c, 1, 2048, 'fp16'))}\n"
     assert run_cli("memory", "llama-7b").stdout == expected
 
 

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from helpers import ConfigError, count_model, load_config, param_table, parse_config
 from helpers.budget import kv_values_per_token, mla_values_per_token
 from helpers.config import MODELS_DIR
-from helpers.count import breakdown
+from helpers.count import count_report
 from helpers.flops import forward_flops
-from helpers.memory import Memory, kv_cache_bytes, memory_breakdown
+from helpers.memory import Memory, kv_cache_bytes, memory_report
 from helpers.params import EMBEDDINGS, FEED_FORWARD, param_layout
 
 from .conftest import (
@@ -57,7 +57,7 @@ def test_deepseek_v3_is_what_transformers_builds():
     assert {g for g in result.components if result.components[g] != result.active_components[g]} == {FEED_FORWARD}
     doc = json.loads(run_cli("count", "deepseek-v3", "--json").stdout)
     assert (doc["total"], doc["active"]) == (result.total, result.active)
-    assert "active per token" in breakdown(result)
+    assert "active per token" in count_report(result)
 
 
 def test_first_layers_dense_then_sparse_as_runs():
@@ -164,7 +164,7 @@ def test_deepseek_v3_cache_per_token():
     assert kv_values_per_token(c) == mla_values_per_token(61, 512, 64) == 61 * 576 == 35_136
     m = Memory(c, 1, 1, "bf16")
     assert (m.kv_cache(), m.kv_cache_full()) == (2 * 35_136, 2 * 61 * 128 * 320) == (70_272, 4_997_120)
-    text = memory_breakdown(Memory(c, 1, 4096, "fp16"))
+    text = memory_report(Memory(c, 1, 4096, "fp16"))
     assert f"{kv_cache_bytes(c, 1, 4096):,}" in text and f"{Memory(c, 1, 4096, 'fp16').kv_cache_full():,}" in text
     assert "×71.11" in text
     doc = json.loads(run_cli("memory", "deepseek-v3", "--seq-len", "4096", "--json").stdout)

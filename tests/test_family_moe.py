@@ -16,7 +16,7 @@ import pytest
 
 from helpers import count_model, load_config, param_table, parse_config
 from helpers.config import MODELS_DIR
-from helpers.count import breakdown
+from helpers.count import count_report
 from helpers.flops import forward_flops, six_n_d, six_n_d_gap
 from helpers.params import param_layout
 
@@ -61,13 +61,13 @@ def test_mixtral_active_parameters_by_hand():
     assert result.total - result.active == 32 * 6 * 3 * 4096 * 14336
     assert set(result.active_components) == set(result.components)
     assert {g for g in result.components if result.components[g] != result.active_components[g]} == {"feed-forward"}
-    assert "active per token" in breakdown(result)
+    assert "active per token" in count_report(result)
 
 
 def test_dense_output_has_no_active_column():
     c = load_config("llama-7b")
     result = count_model(c)
-    assert result.active == result.total and "active" not in breakdown(result)
+    assert result.active == result.total and "active" not in count_report(result)
 
 
 _DEEPSEEK = json.loads((MODELS_DIR / "deepseek-v3.json").read_text())

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from helpers import LM_HEAD, POOLER, count_model, load_config, param_table, parse_config
 from helpers.flops import (
-    ATTENTION_PROJECTIONS, ATTENTION_SCORES, causal_scores_flops, causal_training_flops, flop_breakdown,
+    ATTENTION_PROJECTIONS, ATTENTION_SCORES, causal_scores_flops, causal_training_flops, flops_report,
     forward_flops, matmul_parameters, matmul_tokens, max_seq_len, non_embedding_parameters, palm_training_flops, six_n_d,
     six_n_d_gap,
 )
@@ -214,7 +214,7 @@ def test_bad_sizes_are_refused():
 
 
 def test_breakdown_table_ends_with_the_total():
-    text = flop_breakdown(forward_flops(load_config("bert-base-uncased"), 1, 128))
+    text = flops_report(forward_flops(load_config("bert-base-uncased"), 1, 128))
     assert text.splitlines()[-1].split()[:2] == ["total", "22,348,431,360"]
 
 
@@ -355,9 +355,9 @@ def test_encoders_have_no_causal_triangle():
 def test_windowed_layers_say_their_scores_are_counted_as_eager_attention_runs_them(name, windowed):
     """The engine counts S×S scores in every layer (eager attention masks after the matmul, as FlopCounterMode sees
     it); where some layers have a window, a chunk or a local span, the table says so under it, naming how many."""
-    from helpers.flops import flop_breakdown, flop_notes
+    from helpers.flops import flops_report, flop_notes
     flops = forward_flops(load_config(name), 1, 256)
     note = flop_notes(flops).get("attention scores/values")
     assert (note is not None) == bool(windowed)
     if windowed:
-        assert note.startswith(f"{windowed} windowed") and f"note: {note}" in flop_breakdown(flops)
+        assert note.startswith(f"{windowed} windowed") and f"note: {note}" in flops_report(flops)

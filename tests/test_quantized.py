@@ -283,9 +283,9 @@ def test_any_quantization_config_is_answered_or_refused_in_one_line(method, fiel
 def test_memory_totals_serving_the_checkpoint_as_stored():
     """``memory`` of a pre-quantized checkpoint adds what serving it as published holds: its stored bytes + the KV
     cache (beside the fp16 figure); a config without a quantization_config has no such line."""
-    from helpers.memory import Memory, memory_breakdown, memory_json
+    from helpers.memory import Memory, memory_report, memory_json
     oss = Memory(load_config("gpt-oss-120b"), 1, 8192, "fp16")
     assert oss.inference_stored() == 65_248_815_744 + oss.kv_cache() == memory_json(oss)["inference_stored"]
-    assert "inference (the checkpoint's stored weights + KV cache)" in memory_breakdown(oss)
+    assert "inference (the checkpoint's stored weights + KV cache)" in memory_report(oss)
     plain = Memory(load_config("llama-7b"), 1, 2048, "fp16")
     assert plain.inference_stored() is None and "inference_stored" not in memory_json(plain)
