@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from helpers.language import dictionary, display_width, english_words, printed_line
 from helpers.language import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
+from helpers.language import english_words, printed_line
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
@@ -400,54 +400,6 @@ def content_problems(en_path: Path) -> list[str]:
     return out
 
 
-# a printed table's rule line (helpers.report.table): the header above it, one column per run of dashes
-RULE = re.compile(r"^-+(?:  -+)*$")
-VERDICT_EN = re.compile(r"^Exercise \d\d\.\d+: ", re.M)
-
-
-def printed_text(cell: Mapping[str, Any]) -> str:
-    """What a code cell printed: its streams and the plain text of its results."""
-    out = []
-    for o in cell.get("outputs", []):
-        out.append("".join(o.get("text", "")) if o.get("output_type") == "stream"
-                   else "".join(o.get("data", {}).get("text/plain", "")))
-    return "\n".join(out)
-
-
-def _columns(row: str, a: int, b: int) -> str:
-    """The characters of ``row`` that start in the display columns ``a`` to ``b`` (a Chinese character takes two, as
-    ``helpers.report.table`` pads them)."""
-    out, col = [], 0
-    for ch in row:
-        if a <= col < b:
-            out.append(ch)
-        col += display_width(ch)
-    return "".join(out)
-
-
-def table_headers(text: str) -> list[str]:
-    """The column headers of every table ``helpers.report.table`` printed in ``text``."""
-    rows = text.split("\n")
-    return [_columns(rows[i - 1], a, b).strip() for i in range(1, len(rows)) if RULE.match(rows[i])
-            for a, b in (m.span() for m in re.finditer(r"-+", rows[i]))]
-
-
-def printed_english(nb: Mapping[str, Any]) -> list[str]:
-    """What a zh notebook printed in English where the helpers print Chinese (``use_language("zh")``): a table header
-    with English words that is no Chinese the dictionary gives (data/zh/plots.json), an exercise verdict."""
-    d = dictionary()
-    allowed = set(d.exact.values()) | d.keep
-    out = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        text = printed_text(cell)
-        out += [f"cell {cell['id']} prints the header {h!r}" for h in dict.fromkeys(table_headers(text))
-                if english_words(h) and not CJK.search(h) and h not in allowed]
-        out += [f"cell {cell['id']} prints {m.group(0)!r}" for m in VERDICT_EN.finditer(text)]
-    return out
-
-
 # what may stay English in a printed line: code and names in quotes, titles in 《》 or “”, code in backticks
 QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|《[^》]*》|“[^”]*”|`[^`]*`")
 
@@ -492,8 +444,6 @@ def check(paths: list[Path]) -> list[str]:
             if not sync:
                 out += [f"notebooks/zh/{en_path.name}: {d}: run `make zh`"
                         for d in stale_build(en, entries, zh_nb, en_path.name)]
-            out += [f"notebooks/zh/{en_path.name}: {d} in English (data/zh/plots.json; `make zh`)"
-                    for d in printed_english(zh_nb)]
             out += printed_problems(zh_path)
     return out
 
