@@ -2,9 +2,18 @@
 
 One entry per registered family in :data:`STRATEGIES` and :data:`TINY`; ``tests/test_families.py`` fails when a
 family of ``helpers.families.FAMILIES`` has none, and every property test iterates over these dicts.
+
+:data:`WIDE` (the fuzz run) widens them to the whole space transformers accepts. The encoder-era families are rows of
+:data:`WIDE_ENCODERS`, read by one strategy (:func:`wide_configs`): a new one is a row, its tidy strategy, the depth
+keys, the aliases and the keys that change no parameter. The decoders share :func:`wide_decoder_configs` and add
+their own keys in a function each.
 """
 
 from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from hypothesis import strategies as st
 
@@ -852,110 +861,98 @@ COMMON_NOISE = {
 }
 
 
-@st.composite
-def wide_bert_configs(draw, model_type: str) -> dict:
-    """BERT / RoBERTa / XLM-RoBERTa: heads that may not divide H, absent and null keys, a padding index anywhere."""
-    config = draw(bert_configs(model_type))
-    if draw(st.integers(0, 4)) == 0:
-        config["num_attention_heads"] = draw(st.integers(1, 5))
-    noise = {**COMMON_NOISE, "pad_token_id": st.one_of(st.none(), st.integers(0, 4)),
-             "is_decoder": st.booleans(), "position_embedding_type": st.sampled_from(["absolute", None]),
-             "embedding_size": st.integers(1, 8), "head_dim": st.integers(1, 8), "add_cross_attention": st.booleans()}
-    return draw(_widened(config, {}, "num_hidden_layers", noise))
+@dataclass(frozen=True)
+class Wide:
+    """One encoder-era family's whole space, as a row of :data:`WIDE_ENCODERS`: its tidy configs widened by
+    :func:`_widened` (keys absent, null or under an alias; depths 0 to 3; ``noise``), after an optional head count that
+    need not divide the width (1 draw in ``head_odds + 1``, under the first of ``heads`` the config uses)."""
+
+    tidy: Callable[[], st.SearchStrategy[dict]]
+    depth: str | tuple[str, ...]
+    noise: dict[str, st.SearchStrategy]
+    aliases: dict[str, str] = field(default_factory=dict)
+    heads: tuple[str, ...] = ("num_attention_heads",)
+    head_odds: int | None = 4
+    extra: Callable[[Any, dict], None] | None = None  # family-specific draws before widening
+    after: Callable[[dict], dict] | None = None  # family-specific clean-up after it
 
 
 @st.composite
-def wide_gpt2_configs(draw) -> dict:
-    """GPT-2: its four aliases, n_inner null or absent (4H), heads that may not divide n_embd, switches."""
-    config = draw(gpt2_configs())
-    depth = ("n_layer", "num_hidden_layers")
-    noise = {**COMMON_NOISE, "scale_attn_by_inverse_layer_idx": st.booleans(), "reorder_and_upcast_attn": st.booleans(),
-             "n_ctx": st.integers(1, 40), "summary_type": st.sampled_from(["cls_index", "last"]),
-             "add_cross_attention": st.booleans(),
-             "layer_types": st.none()}
-    if draw(st.integers(0, 4)) == 0:
-        config["n_head" if "n_head" in config else "num_attention_heads"] = draw(st.integers(1, 5))
-    aliases = {"n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
-               "n_positions": "max_position_embeddings"}
-    return draw(_widened(config, aliases, depth, noise))
+def wide_configs(draw, row: Wide) -> dict:
+    """A config of ``row``'s family from the whole space transformers accepts."""
+    config = draw(row.tidy())
+    if row.head_odds is not None and draw(st.integers(0, row.head_odds)) == 0:
+        config[next((k for k in row.heads if k in config), row.heads[-1])] = draw(st.integers(1, 5))
+    if row.extra:
+        row.extra(draw, config)
+    config = draw(_widened(config, row.aliases, row.depth, row.noise))
+    return row.after(config) if row.after else config
 
 
-@st.composite
-def wide_distilbert_configs(draw) -> dict:
-    config = draw(distilbert_configs())
-    if draw(st.integers(0, 4)) == 0:
-        config["n_heads" if "n_heads" in config else "num_attention_heads"] = draw(st.integers(1, 5))
-    aliases = {"dim": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers"}
-    noise = {**COMMON_NOISE, "sinusoidal_pos_embds": st.booleans(), "pad_token_id": st.one_of(st.none(), st.integers(0, 4))}
-    return draw(_widened(config, aliases, ("n_layers", "num_hidden_layers"), noise))
-
-
-@st.composite
-def wide_electra_configs(draw, model_type: str) -> dict:
-    """ELECTRA / ALBERT: heads that need not divide H (transformers then builds A·(H // A)-wide projections);
-    ALBERT's groups of shared layers and layers per group."""
-    config = draw(electra_configs(model_type))
-    if draw(st.integers(0, 3)) == 0:
-        config["num_attention_heads"] = draw(st.integers(1, 5))
-    noise = {**COMMON_NOISE, "pad_token_id": st.one_of(st.none(), st.integers(0, 4)),
-             "position_embedding_type": st.sampled_from(["absolute", None]), "is_decoder": st.booleans(),
-             "add_cross_attention": st.booleans()}
-    if model_type == "albert":
+def _albert_groups(draw, config: dict) -> None:
+    """ALBERT's groups of shared layers and layers per group (0 included)."""
+    if config["model_type"] == "albert":
         config["num_hidden_groups"] = draw(st.integers(1, 3))
         config["inner_group_num"] = draw(st.integers(0, 3))
-    return draw(_widened(config, {}, "num_hidden_layers", noise))
 
 
-@st.composite
-def wide_t5_configs(draw) -> dict:
-    """T5: its four aliases (num_hidden_layers before or without num_layers), null decoder depth, cache-only keys."""
-    config = draw(t5_configs())
-    aliases = {"d_model": "hidden_size", "num_heads": "num_attention_heads", "num_layers": "num_hidden_layers",
-               "d_kv": "head_dim"}
-    noise = {**COMMON_NOISE, "relative_attention_max_distance": st.integers(1, 20),
-             "layer_types": st.none(), "is_decoder": st.booleans(),
-             "is_encoder_decoder": st.booleans(),
-             "tie_word_embeddings": st.one_of(st.booleans(), st.none()),
-             "is_gated_act": st.one_of(st.booleans(), st.none())}  # the file's flag overrides feed_forward_proj's
-    config = draw(_widened(config, aliases, ("num_layers", "num_decoder_layers"), noise))
+def _neox_positions(draw, config: dict) -> None:
+    config["max_position_embeddings"] = draw(st.integers(1, 40))
+
+
+def _t5_buckets(config: dict) -> dict:
+    """A null bucket count is left out (transformers' default, 32)."""
     if config.get("relative_attention_num_buckets", 32) is None:
         del config["relative_attention_num_buckets"]
     return config
 
 
-@st.composite
-def wide_opt_configs(draw) -> dict:
-    config = draw(opt_configs())
-    if draw(st.integers(0, 4)) == 0:
-        config["num_attention_heads"] = draw(st.integers(1, 5))
-    noise = {**COMMON_NOISE, "_remove_final_layer_norm": st.booleans(), "pad_token_id": st.one_of(st.none(), st.integers(0, 4)),
-             "layer_types": st.none()}
-    return draw(_widened(config, {}, "num_hidden_layers", noise))
-
-
-@st.composite
-def wide_gpt_neox_configs(draw) -> dict:
-    config = draw(gpt_neox_configs())
-    if draw(st.integers(0, 4)) == 0:
-        config["num_attention_heads"] = draw(st.integers(1, 5))
-    config["max_position_embeddings"] = draw(st.integers(1, 40))
-    noise = {**COMMON_NOISE, "rotary_pct": st.sampled_from([0.25, 1.0]), "partial_rotary_factor": st.sampled_from([0.25, 1.0]),
-             "rotary_emb_base": st.integers(100, 10000), "layer_types": st.none()}
-    return draw(_widened(config, {}, "num_hidden_layers", noise))
-
-
-WIDE.update({
-    "bert": wide_bert_configs("bert"),
-    "roberta": wide_bert_configs("roberta"),
-    "xlm-roberta": wide_bert_configs("xlm-roberta"),
-    "gpt2": wide_gpt2_configs(),
-    "distilbert": wide_distilbert_configs(),
-    "electra": wide_electra_configs("electra"),
-    "albert": wide_electra_configs("albert"),
-    "t5": wide_t5_configs(),
-    "opt": wide_opt_configs(),
-    "gpt_neox": wide_gpt_neox_configs(),
-})
+_PAD = st.one_of(st.none(), st.integers(0, 4))
+_BERT_NOISE = {**COMMON_NOISE, "pad_token_id": _PAD, "is_decoder": st.booleans(),
+               "position_embedding_type": st.sampled_from(["absolute", None]), "embedding_size": st.integers(1, 8),
+               "head_dim": st.integers(1, 8), "add_cross_attention": st.booleans()}
+_ELECTRA_NOISE = {**COMMON_NOISE, "pad_token_id": _PAD, "position_embedding_type": st.sampled_from(["absolute", None]),
+                  "is_decoder": st.booleans(), "add_cross_attention": st.booleans()}
+# BERT, RoBERTa, XLM-RoBERTa: heads that may not divide H, a padding index anywhere. GPT-2: its four aliases, n_inner
+# null or absent (4H). ELECTRA / ALBERT: heads that need not divide H (transformers then builds A·(H // A)-wide
+# projections), ALBERT's groups. T5: its four aliases (num_hidden_layers before or without num_layers), null decoder
+# depth, cache-only keys, is_gated_act (the file's flag overrides feed_forward_proj's).
+WIDE_ENCODERS: dict[str, Wide] = {
+    **{t: Wide(functools.partial(bert_configs, t), "num_hidden_layers", _BERT_NOISE)
+       for t in ("bert", "roberta", "xlm-roberta")},
+    "gpt2": Wide(gpt2_configs, ("n_layer", "num_hidden_layers"),
+                 {**COMMON_NOISE, "scale_attn_by_inverse_layer_idx": st.booleans(),
+                  "reorder_and_upcast_attn": st.booleans(), "n_ctx": st.integers(1, 40),
+                  "summary_type": st.sampled_from(["cls_index", "last"]), "add_cross_attention": st.booleans(),
+                  "layer_types": st.none()},
+                 aliases={"n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+                          "n_positions": "max_position_embeddings"},
+                 heads=("n_head", "num_attention_heads")),
+    "distilbert": Wide(distilbert_configs, ("n_layers", "num_hidden_layers"),
+                       {**COMMON_NOISE, "sinusoidal_pos_embds": st.booleans(), "pad_token_id": _PAD},
+                       aliases={"dim": "hidden_size", "n_heads": "num_attention_heads",
+                                "n_layers": "num_hidden_layers"},
+                       heads=("n_heads", "num_attention_heads")),
+    **{t: Wide(functools.partial(electra_configs, t), "num_hidden_layers", _ELECTRA_NOISE, head_odds=3,
+               extra=_albert_groups) for t in ("electra", "albert")},
+    "t5": Wide(t5_configs, ("num_layers", "num_decoder_layers"),
+               {**COMMON_NOISE, "relative_attention_max_distance": st.integers(1, 20), "layer_types": st.none(),
+                "is_decoder": st.booleans(), "is_encoder_decoder": st.booleans(),
+                "tie_word_embeddings": st.one_of(st.booleans(), st.none()),
+                "is_gated_act": st.one_of(st.booleans(), st.none())},
+               aliases={"d_model": "hidden_size", "num_heads": "num_attention_heads", "num_layers": "num_hidden_layers",
+                        "d_kv": "head_dim"},
+               head_odds=None, after=_t5_buckets),
+    "opt": Wide(opt_configs, "num_hidden_layers",
+                {**COMMON_NOISE, "_remove_final_layer_norm": st.booleans(), "pad_token_id": _PAD,
+                 "layer_types": st.none()}),
+    "gpt_neox": Wide(gpt_neox_configs, "num_hidden_layers",
+                     {**COMMON_NOISE, "rotary_pct": st.sampled_from([0.25, 1.0]),
+                      "partial_rotary_factor": st.sampled_from([0.25, 1.0]), "rotary_emb_base": st.integers(100, 10000),
+                      "layer_types": st.none()},
+                     extra=_neox_positions),
+}
+WIDE.update({name: wide_configs(row) for name, row in WIDE_ENCODERS.items()})
 
 
 # --- the decoders' whole space (llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, phi3, gemma, gemma2, deepseek_v3) --
