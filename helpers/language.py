@@ -69,7 +69,8 @@ class _Dictionary:
 
 @functools.lru_cache(maxsize=1)
 def dictionary() -> _Dictionary:
-    """``data/zh/plots.json``, read once: exact entries, compiled patterns and the words kept as they are.
+    """``data/zh/plots.json`` and the printed lines' files of ``data/zh/printed/``, read once: exact entries, compiled
+    patterns and the words kept as they are.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
@@ -143,7 +144,8 @@ def translate(text: str) -> str:
     """``text`` in Chinese from ``data/zh/plots.json``: the whole text's exact entry or pattern, else line by line
     (an exact entry, else the first regular expression that matches the whole line); what no entry covers stays.
 
-    Figures in a text are copied, never reformatted.
+    Figures in a text are copied, never reformatted, but for a pattern's round figure in millions or billions
+    (:func:`round_figure`).
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
     return translation(text)[0]
