@@ -237,15 +237,13 @@ def finetune_json(run: Finetune) -> dict[str, Any]:
                **{"class": _peak.training_class(run.config)})
     doc.update({key: getattr(run, key) for key in KEYS})
     doc["activation_estimate"] = run.checkpointing == "none"
-    doc.update(peak_json(run))
+    doc.update(_peak_json(run))
     return doc
 
 
-def peak_json(run: Finetune) -> dict[str, Any]:
+def _peak_json(run: Finetune) -> dict[str, Any]:
     """The peak's keys of ``finetune --json``: ``peak_bytes``, ``peak_phase``, ``phases`` (bytes by part),
-    ``fits`` per GPU, and what the peak leaves out; ``peak_bytes`` null (and ``peak_refused``) without a tape.
-
-    No notebook calls it; it works behind the helpers of ``00_overview``."""
+    ``fits`` per GPU, and what the peak leaves out; ``peak_bytes`` null (and ``peak_refused``) without a tape."""
     peak = run.peak
     if peak is None:
         return {"peak_bytes": None, "peak_phase": None, "phases": None, "fits": None,
@@ -277,13 +275,11 @@ def finetune_report(run: Finetune) -> str:
              f"({share:.4%}) = {formulas['trainable_parameters']}", ""]
     rows = [(key.removesuffix("_bytes").replace("_", " "), fmt_int(getattr(run, key)), fmt_bytes(getattr(run, key)),
              formulas[key]) for key in KEYS[1:]]
-    return "\n".join([*lines, table(("part", "bytes", "", "formula"), rows, right=(1, 2)), "", *peak_report(run)])
+    return "\n".join([*lines, table(("part", "bytes", "", "formula"), rows, right=(1, 2)), "", *_peak_lines(run)])
 
 
-def peak_report(run: Finetune) -> list[str]:
-    """The peak's lines of ``finetune``: each phase's bytes by part, the peak, and the verdict per GPU.
-
-    No notebook calls it; it works behind the helpers of ``00_overview``."""
+def _peak_lines(run: Finetune) -> list[str]:
+    """The peak's lines of ``finetune``: each phase's bytes by part, the peak, and the verdict per GPU."""
     peak = run.peak
     if peak is None:
         refused = str(run.__dict__.get("peak_refused"))
