@@ -209,9 +209,11 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
     lists: Mapping[str, tuple[int, ...]] = dict(text.lists) if text else {}
     if family.read is not None:  # keys that are neither sizes nor flags (Qwen2's layer_types)
         lists = {**lists, **(family.read(raw, sizes, flags) or {})}
-    for key, size in unread.values():  # the depths known (T5's decoder's from its read): a layer would read None
-        if any(evaluate(layers, ModelConfig(name, model_type, sizes, flags)) for layers in size.layers):
-            raise _null(key, size)
+    chosen = _read_class(raw, family, model_class, num_labels, sizes, flags)
+    built = ModelConfig(name, model_type, sizes, flags, lists=lists, model_class=chosen)
+    for key, size in unread.values():  # the depths and the class known (T5EncoderModel builds no decoder layer)
+        if any(layers(built) if callable(layers) else evaluate(layers, built) for layers in size.layers):
+            raise _null(key, size)  # a layer would read None
     # transformers refuses a hidden size the heads do not divide: always (LLaMA), only without head_dim (Qwen2,
     # Qwen3, Phi-3: their projections are A·d_k wide whatever H is) or never (Gemma, T5)
     rule = family.heads_divide_hidden
@@ -221,7 +223,6 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
         _divides(keys["A"], keys["H"], sizes["A"], sizes["H"], "the heads split the hidden size")
     sizes.setdefault("d_k", sizes["H"] // sizes["A"])
     pad = text.pad_token_id if text else _read_pad(raw, family, sizes)
-    chosen = _read_class(raw, family, model_class, num_labels, sizes, flags)
     cannot_run = {**(text.cannot_run if text else {}),
                   **((family.runs(raw, sizes, flags) if family.runs is not None else None) or {})}
     return ModelConfig(name=name, model_type=model_type, sizes=sizes, flags=flags, pad_token_id=pad, lists=lists,

@@ -331,6 +331,12 @@ NULL_ALIAS += [  # the number of experts, read by the sparse layers alone: none 
     (_without("mixtral", "num_local_experts", num_hidden_layers=1, num_experts=None), "num_experts"),
     (_without("deepseek_v2", "n_routed_experts", num_hidden_layers=2, num_experts=None), "num_experts"),
     (_without("glm4_moe", "n_routed_experts", num_hidden_layers=2, num_local_experts=None), "num_local_experts"),
+    # Qwen3-MoE: every layer not in mlp_only_layers tests num_experts > 0, before the step: listing them all builds
+    (_without("qwen3_moe", "num_experts", num_hidden_layers=2, mlp_only_layers=[1, 0], num_local_experts=None), 0),
+    (_without("qwen3_moe", "num_experts", num_hidden_layers=2, mlp_only_layers=[0, 5], num_local_experts=None),
+     "num_local_experts"),
+    (_without("qwen3_moe", "num_experts", num_hidden_layers=2, mlp_only_layers=[1], decoder_sparse_step=2,
+              num_local_experts=None), "num_local_experts"),  # layer 0 is dense by its step, but reads E first
 ]
 
 
@@ -351,6 +357,21 @@ def test_null_alias_read_by_layers_alone(raw, refused, write_config):
     path = write_config(raw)
     for command in (("count",), ("flops", "--batch", "1", "--seq-len", "1"), ("memory", "--seq-len", "1")):
         assert run_cli(*command, str(path)).returncode == 0
+
+
+@pytest.mark.parametrize("model_class", ["T5EncoderModel", "T5ForTokenClassification"])
+def test_null_heads_of_a_t5_without_decoder(model_class, write_config):
+    """T5's heads and d_kv are read by its layers alone, and the encoder-only classes build no decoder layer: with
+    ``num_layers`` 0 they build whatever ``num_decoder_layers`` says (counted), where T5's default class fails."""
+    raw = {"model_type": "t5", "vocab_size": 8, "d_model": 4, "d_ff": 4, "num_layers": 0, "num_decoder_layers": 2,
+           "num_attention_heads": None}
+    with torch.device("meta"):
+        model = getattr(transformers, model_class)(transformers.AutoConfig.for_model(**raw))
+    assert count_model(parse_config(raw, model_class=model_class)).total == sum(p.numel() for p in model.parameters())
+    path = write_config(raw)
+    assert run_cli("count", str(path), "--class", model_class).returncode == 0
+    assert isinstance(built(raw), Exception)
+    assert_refused(run_cli("count", str(path)), "num_attention_heads")
 
 
 NO_KEY_HEADS = [  # DeepSeek-V2 with A_kv > A: repeat_kv repeats the A key and value heads A // A_kv = 0 times; one query

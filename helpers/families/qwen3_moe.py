@@ -31,6 +31,15 @@ def is_sparse(c: ModelConfig, i: int) -> bool:
     return i not in c.lists["mlp_only_layers"] and c["E"] > 0 and (i + 1) % c["s"] == 0
 
 
+def unlisted_layers(c: ModelConfig) -> int:
+    """The layers ``mlp_only_layers`` leaves out: each reads E (Qwen3MoeDecoderLayer tests ``num_experts > 0`` for
+    every layer not listed, before the step), so E nulled under its alias fails there and nowhere else.
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    return c["L"] - len({i for i in c.lists["mlp_only_layers"] if 0 <= i < c["L"]})
+
+
 def _runs(c: ModelConfig) -> list[tuple[range, bool]]:
     """The layers as runs of consecutive dense or sparse layers, in order (one run when all are alike)."""
     L, s = c["L"], c["s"]
@@ -137,7 +146,8 @@ QWEN3_MOE = Family(
         Size("intermediate_size", "I", 6144),  # the dense layers' SwiGLU
         Size("max_position_embeddings", "P", 32768),
         Size("moe_intermediate_size", "I_e", 768, minimum=0),  # each expert's SwiGLU (0: experts 0 wide)
-        Size("num_experts", "E", 128, minimum=-2**63, aliases=("num_local_experts",)),  # 0 or less: every layer dense
+        Size("num_experts", "E", 128, minimum=-2**63, aliases=("num_local_experts",),  # 0 or less: every layer dense
+             layers=(unlisted_layers,)),
         Size("num_experts_per_tok", "k", 8, minimum=0),  # 0: the router runs, no expert does
         Size("decoder_sparse_step", "s", 1),
         Size("sliding_window", "W", 4096, minimum=-2**63, nullable=True),  # used only with use_sliding_window

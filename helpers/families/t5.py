@@ -117,6 +117,16 @@ def _encoder_formulas(c: ModelConfig) -> dict[str, str]:
 
 
 ENCODER = ModelClass(lambda c: _layout(c, decoder=False), _encoder_formulas)
+ENCODER_CLASSES = ("T5EncoderModel", "T5ForTokenClassification")  # the classes on ENCODER: no decoder built
+
+
+def decoder_layers(c: ModelConfig) -> int:
+    """The decoder's layers the class builds: L_d, or 0 for the encoder-only classes (the heads and d_kv are read by
+    the layers alone, so a null under an alias fails only where one is built).
+
+    No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
+    """
+    return 0 if c.model_class in ENCODER_CLASSES else c["L_d"]
 # T5ClassificationHead, on the decoder's state at the last <eos>
 SEQUENCE = combine(linear("classification_head.dense", "H", CLASSIFIER, tokens="B"),
                    linear("classification_head.out_proj", "C", CLASSIFIER, tokens="B"))
@@ -215,11 +225,11 @@ T5 = Family(
     sizes=(
         Size("vocab_size", "V", 32128),
         Size("d_model", "H", 512, aliases=("hidden_size",)),
-        Size("d_kv", "d_k", 64, aliases=("head_dim",), layers=("L", "L_d")),  # read by T5Attention alone
+        Size("d_kv", "d_k", 64, aliases=("head_dim",), layers=("L", decoder_layers)),  # read by T5Attention alone
         Size("d_ff", "I", 2048),
         Size("num_layers", "L", 6, minimum=0, aliases=("num_hidden_layers",)),
         Size("num_decoder_layers", "L_d", None, minimum=0, nullable=True),  # None: the file's num_layers
-        Size("num_heads", "A", 8, aliases=("num_attention_heads",), layers=("L", "L_d")),
+        Size("num_heads", "A", 8, aliases=("num_attention_heads",), layers=("L", decoder_layers)),
         Size("relative_attention_num_buckets", "R", 32),
         llama.WINDOW,  # T5Config declares neither, but transformers' DynamicCache reads both
         llama.CHUNK,
