@@ -189,6 +189,7 @@ def display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+@functools.lru_cache(maxsize=4096)  # notebooks print the same lines again (tables, loops); the dictionary is fixed
 def printed_line(line: str) -> str:
     """A line a notebook prints, in Chinese: its entry in the dictionary (``data/zh/plots.json`` and
     ``data/zh/printed/``), else column by column (columns are separated by two or more spaces, as the notebooks'

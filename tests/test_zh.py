@@ -289,6 +289,7 @@ def test_a_printed_line_is_translated_whole_or_column_by_column(monkeypatch):
     patterns = ((language.re.compile(r"file: ([\d,]+) bytes"), r"文件：\g<1> 字节"), *d.patterns)
     monkeypatch.setattr(language, "dictionary", lambda: language._Dictionary(exact, patterns, d.keep))
     language.translation.cache_clear()
+    language.printed_line.cache_clear()  # it remembers what it translated with the real dictionary
     rows = ["attention weights L·4H²       28,311,552", "feed-forward weights L·2HI    56,623,104"]
     zh_rows = [language.printed_line(r) for r in rows]
     assert zh_rows == ["注意力权重 L·4H²              28,311,552", "前馈网络权重 L·2HI            56,623,104"]
@@ -297,6 +298,8 @@ def test_a_printed_line_is_translated_whole_or_column_by_column(monkeypatch):
     assert [language.printed_line(r) for r in zh_rows] == zh_rows  # Chinese passes through unchanged
     assert language.printed_line("nothing covers this line") == "nothing covers this line"  # stays, and the test
     # above (test_printed_output_is_chinese) names it
+    language.translation.cache_clear()
+    language.printed_line.cache_clear()  # what the patched dictionary gave is not left for the tests after this one
 
 
 def test_a_round_figure_in_millions_or_billions_reads_in_wan_and_yi():
