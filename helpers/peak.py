@@ -1700,37 +1700,6 @@ def allocated_trained(step: Step) -> list[int]:
     return [allocated(4 * v) for a in targeted(config, step.targets, step.rank) for v in (a.a, a.b)]
 
 
-def forward_live_at_peak(step: Step, at: int | None = None) -> list[tuple[int, str]]:
-    """Debug: the storages live at the forward pass's peak (bytes, name), or after node ``at``.
-
-    No notebook calls it or reaches it."""
-    tape, loss, m = build_tape(step)
-    last_use: dict[int, int] = {}
-    for i, node in enumerate(tape.nodes):
-        for t in node.inputs:
-            if t.storage is not None:
-                last_use[id(t.storage)] = i
-    kept = {id(t.storage) for node in tape.nodes for t in node.saved if t.storage is not None} | set(tape.pinned)
-    live: dict[int, tuple[int, str]] = {}
-    best: list = []
-    current = peak = 0
-    for i, node in enumerate(tape.nodes):
-        for t in node.outputs:
-            s = t.storage
-            if s is not None and id(s) not in live and tape.created.get(id(s)) == i:
-                live[id(s)] = (s.nbytes, f"{node.op}: {t.name} [{t.dtype}] L{node.layer}")
-                current += s.nbytes
-        if (at is None and current > peak) or at == i:
-            peak, best = current, list(live.values())
-        for t in (*node.inputs, *node.outputs):
-            s = t.storage
-            if s is None or id(s) not in live or id(s) in kept:
-                continue
-            if last_use.get(id(s), tape.created.get(id(s), -1)) <= i:
-                current -= live.pop(id(s))[0]
-    return best
-
-
 # --- generate --------------------------------------------------------------------------------------------------------
 
 GENERATE_PROGRAMS: dict[str, Callable[[Tape, Model, int], list[Tensor]]] = {}
