@@ -409,8 +409,8 @@ def _by_transformers(name: str, raw: dict, labels: int | None, args: argparse.Na
         _dtype(args.dtype)
     result = _fallback.count_by_transformers(raw, name, getattr(args, "model_class", None), labels, untaught=untaught)
     if args.command == "memory":
-        return json.dumps(_fallback.counted_memory_json(result)) if args.json else _fallback.memory_text(result)
-    return json.dumps(_fallback.counted_json(result)) if args.json else _fallback.count_text(result, args.tensors)
+        return json.dumps(_fallback.memory_json(result)) if args.json else _fallback.memory_report(result)
+    return json.dumps(_fallback.count_json(result)) if args.json else _fallback.count_report(result, args.tensors)
 
 
 FLAGS_ANYWHERE = ("--simulate", "--json")

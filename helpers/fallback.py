@@ -460,7 +460,7 @@ def tensors_table(result: Counted) -> str:
     return table(("name", "shape", "component", "parameters", "share"), rows, right=(3, 4))
 
 
-def count_text(result: Counted, tensors: bool = False) -> str:
+def count_report(result: Counted, tensors: bool = False) -> str:
     """The text ``count`` prints for an untaught model type.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
@@ -469,7 +469,7 @@ def count_text(result: Counted, tensors: bool = False) -> str:
     return text + ("\n\n" + tensors_table(result) if tensors else "")
 
 
-def counted_json(result: Counted) -> dict[str, Any]:
+def count_json(result: Counted) -> dict[str, Any]:
     """``count --json`` for an untaught model type: the taught document's keys that apply, and ``counted_by``.
 
     No notebook calls it; it works behind the helpers of ``00_overview``. ``active`` is left out (which experts a
@@ -509,7 +509,7 @@ def training_state_bytes(result: Counted) -> dict[str, dict[str, int]]:
             for recipe, parts in TRAINING_STATE.items()}
 
 
-def memory_text(result: Counted) -> str:
+def memory_report(result: Counted) -> str:
     """The text ``memory`` prints for an untaught model type: weights in each dtype and the training state.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
@@ -529,7 +529,7 @@ def memory_text(result: Counted) -> str:
     return "\n".join(out)
 
 
-def counted_memory_json(result: Counted) -> dict[str, Any]:
+def memory_json(result: Counted) -> dict[str, Any]:
     """``memory --json`` for an untaught model type: the taught document's keys that apply, and ``counted_by``.
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
