@@ -49,8 +49,7 @@ def peak_tables() -> list[list[str]]:
 @pytest.mark.parametrize("heldout", [False, True], ids=["measured", "held-out"])
 def test_readme_peak_tables_are_what_tools_peak_table_prints(heldout):
     """Every cell but the simulator's (make check-peaks reruns those): the GPU, the engine before, the closed form."""
-    sys.path.insert(0, str(README.parent / "tools"))
-    import peak_table
+    from tools import peak_table
 
     readme = peak_tables()[int(heldout)]
     printed = peak_table.table(simulate=False, heldout=heldout).splitlines()
