@@ -46,11 +46,12 @@ class Size:
     default, as transformers allows (Mistral's ``sliding_window: null``: no window).
 
     ``layers`` counts, as formulas over the sizes, the layers that alone read the size (GPT-2's heads: ``("L",)``;
-    T5's: ``("L", "L_d")``; DeepSeek-V3's experts, in its sparse layers: ``("L - L_f",)``), or, where per-layer lists
-    decide, as a function of the config (Qwen3-MoE's experts: the layers ``mlp_only_layers`` leaves out). A null under an alias
-    passes transformers' config class unchecked (its ``attribute_map`` sets the field to None after the type checks)
-    and fails only where a layer reads it: the engine accepts it where each of these counts is 0 (the model it builds
-    then does not depend on the size, read as its default), and refuses it elsewhere, naming the alias.
+    DeepSeek-V3's experts, in its sparse layers: ``("L - L_f",)``), or, where per-layer lists or the class decide, as
+    a function of the config (Qwen3-MoE's experts: the layers ``mlp_only_layers`` leaves out; T5's heads: ``L`` and
+    the decoder's layers, none in ``T5EncoderModel``). A null under an alias passes transformers' config class
+    unchecked (its ``attribute_map`` sets the field to None after the type checks) and fails only where a layer reads
+    it: the engine accepts it where each of these counts is 0 (the model it builds then does not depend on the size,
+    read as its default), and refuses it elsewhere, naming the alias.
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
 

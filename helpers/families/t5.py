@@ -127,6 +127,8 @@ def decoder_layers(c: ModelConfig) -> int:
     No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
     return 0 if c.model_class in ENCODER_CLASSES else c["L_d"]
+
+
 # T5ClassificationHead, on the decoder's state at the last <eos>
 SEQUENCE = combine(linear("classification_head.dense", "H", CLASSIFIER, tokens="B"),
                    linear("classification_head.out_proj", "C", CLASSIFIER, tokens="B"))
