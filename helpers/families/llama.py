@@ -36,10 +36,11 @@ def decoder_layout(c: ModelConfig, layer: list[Param]) -> Layout:
     ))
 
 
-def attention_projections(c: ModelConfig, bias: bool) -> list[Param]:
+def attention_projections(c: ModelConfig, bias: bool, o_bias: bool | None = None) -> list[Param]:
     """``self_attn.{q,k,v,o}_proj``: queries of A heads, keys and values of A_kv heads (d_k each) from H, the output
-    back to H, each followed by its bias when ``bias``, in ``named_parameters()`` order. LLaMA's, and every family's
-    that keeps its attention (OLMo 2, GPT-OSS).
+    back to H, each followed by its bias when ``bias`` (the output's when ``o_bias``, if given: Qwen2 biases q, k and v
+    alone), in ``named_parameters()`` order. LLaMA's, and every family's that keeps its attention (OLMo 2, GPT-OSS,
+    Qwen).
 
     No notebook calls it; it works behind the helpers of ``01_embeddings``.
     """
@@ -50,7 +51,7 @@ def attention_projections(c: ModelConfig, bias: bool) -> list[Param]:
         if bias:
             params.append(Param.bias(f"self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
     params.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
-    if bias:
+    if bias if o_bias is None else o_bias:
         params.append(Param.bias("self_attn.o_proj.bias", (H,), ATTENTION, "H"))
     return params
 

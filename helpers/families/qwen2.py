@@ -65,16 +65,8 @@ def layout(c: ModelConfig, qk_norm: bool = False, bias: tuple[bool, bool] = (Tru
 
     No notebook calls it; it works behind the helpers of ``09_modern_architectures``.
     """
-    H, I, A, A_kv, d_k = c["H"], c["I"], c["A"], c["A_kv"], c["d_k"]
-    qkv_bias, o_bias = bias
-    layer = []
-    for proj, out, sym in (("q_proj", A * d_k, "A"), ("k_proj", A_kv * d_k, "A_kv"), ("v_proj", A_kv * d_k, "A_kv")):
-        layer.append(Param.matrix(f"self_attn.{proj}.weight", (out, H), ATTENTION, f"{sym}*d_k*H"))
-        if qkv_bias:
-            layer.append(Param.bias(f"self_attn.{proj}.bias", (out,), ATTENTION, f"{sym}*d_k"))
-    layer.append(Param.matrix("self_attn.o_proj.weight", (H, A * d_k), ATTENTION, "H*A*d_k"))
-    if o_bias:
-        layer.append(Param.bias("self_attn.o_proj.bias", (H,), ATTENTION, "H"))
+    H, I, d_k = c["H"], c["I"], c["d_k"]
+    layer = llama.attention_projections(c, *bias)
     if qk_norm:  # one gain of d_k, shared by every head (after the projection, before the rotation)
         layer += [Param.norm("self_attn.q_norm.weight", (d_k,), LAYER_NORM, "d_k"),
                   Param.norm("self_attn.k_norm.weight", (d_k,), LAYER_NORM, "d_k")]
