@@ -32,6 +32,8 @@ tensors, and the tests hold the two equal family by family (``tests/test_peak.py
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -175,6 +177,15 @@ class Tape:
             if t.storage is not None and id(t.storage) not in self.created:
                 self.created[id(t.storage)] = len(self.nodes) - 1
         return node
+
+    @contextmanager
+    def below_autocast(self) -> Iterator[None]:
+        """Inside a kernel autocast has already cast for (SDPA's math path): each op keeps its inputs' dtype."""
+        autocast, self.autocast = self.autocast, False
+        try:
+            yield
+        finally:
+            self.autocast = autocast
 
     def touch(self, t: Tensor) -> None:
         """``t`` is used here last (a local variable alive until its function returns)."""
@@ -961,17 +972,38 @@ def sdpa(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: in
         return tape.flash(q, k, v, B * A * S, B * S * A * d)
     if kernel == "efficient":
         return tape.efficient(q, k, v, B * A * (-(-S // 32) * 32), B * S * A * d, bias)
+    with tape.below_autocast():
+        return _sdpa_math(tape, m, q, k, v, A, A_kv, d, dropout, bias)
+
+
+def _sdpa_math(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int, dropout: float,
+               bias: Tensor | None) -> Tensor:
+    """SDPA's math path (``_scaled_dot_product_attention_math``): 16-bit q, k and v copied to fp32 first, for
+    accuracy, and every step in fp32; the output cast back to q's dtype. Its local tensors (the fp32 copies, the
+    scaled queries, the causal mask, the repeated keys and values, the weights, and the weights it also returns, cast
+    back and dropped by the caller) live until it returns."""
+    B, S = m.B, m.S
+    low = q.dtype
+    if low != "fp32":
+        q, k, v = (tape.cast(t, "fp32") for t in (q, k, v))
+    local = [q, k, v] if low != "fp32" else []
     if A_kv != A:  # enable_gqa on the math path: keys and values repeated for each group
         k, v = _repeat_kv(tape, k, v, A, A_kv)
-    q, k = tape.scale(q), tape.scale(k)
+        local += [k, v]
+    q, k = tape.scale(q), tape.scale(k)  # the scaled keys a temporary of the matmul's statement
     w = tape.matmul(q, k, B * A * S * S, "scores")
     if bias is None:
         bias = tape.new("causal mask", S * S, w.dtype, False)
         tape.record("causal mask", [], [bias], [])
+        local.append(bias)
     w = tape.add(w, bias)
     w = tape.softmax(w)
     w = tape.dropout(w, dropout)
-    return tape.matmul(w, v, B * S * A * d, "attention output")
+    returned = tape.cast(w, low, "attention weights (returned, unused)")
+    out = tape.cast(tape.matmul(w, v, B * S * A * d, "attention output"), low)
+    for t in {id(t): t for t in (*local, q, w, returned)}.values():
+        tape.touch(t)
+    return out
 
 
 def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_kv: int, d: int,

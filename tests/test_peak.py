@@ -170,10 +170,11 @@ WIDENED = {"qwen3-head-1": ("qwen3", {"head_dim": 1}), "llama-head-1": ("llama",
            "olmo2-head-1": ("olmo2", {"hidden_size": 4}), "smollm3-head-1": ("smollm3", {"hidden_size": 4}),
            "gpt_neox-head-1": ("gpt_neox", {"hidden_size": 4, "rotary_pct": 1.0})}
 SMALL.update({name: {**SMALL[family], **change} for name, (family, change) in WIDENED.items()})
+SMALL["qwen3-head-4"] = {**SMALL["qwen3"], "head_dim": 4}
 MODEL = {"llama": "llama-7b", "mistral": "mistral-7b-v0.1", "mistral-window": "mistral-7b-v0.1", "qwen2": "qwen2-7b",
          "qwen3": "qwen3-8b", "smollm3": "smollm3-3b", "phi3": "phi-3-mini-4k-instruct", "olmo2": "olmo-2-1124-7b",
          "gemma": "gemma-7b", "gpt2": "gpt2-medium", "gpt_neox": "pythia-1b", "bert": "bert-base-uncased"}
-MODEL.update({name: MODEL[family] for name, (family, _) in WIDENED.items()})
+MODEL.update({name: MODEL[family] for name, (family, _) in WIDENED.items()}, **{"qwen3-head-4": "qwen3-8b"})
 FP32_AMP = ("full", "fp32", "bf16", "none", "sdpa")  # torch AMP: fp32 weights, bf16 autocast
 PURE_BF16 = ("full", "bf16", "none", "none", "sdpa")
 LORA = ("lora", "bf16", "none", "none", "sdpa")
@@ -191,10 +192,12 @@ EXACT += [("bert", m) for m in (FP32_AMP, LORA, FP32)]
 EXACT += [("mistral-window", AMP_CKPT)]
 EXACT += [(f, m) for f in ("phi3", "olmo2") for m in (FP32_AMP, PURE_BF16, LORA, LORA_AMP, FP32, EAGER, LORA_EAGER)]
 EXACT += [("phi3", AMP_CKPT)]
-# widened queries and keys: wherever the same layer with a head of 2 is exact (SDPA's math path under autocast is
-# not, a head of 1 or 2 alike: each of q, k and v adds to a difference that shrinks as the head widens)
-EXACT += [(name, m) for name in WIDENED for m in (FP32, EAGER)]
+# widened queries and keys, run by SDPA's math path (a head of 1: no fused kernel takes it), which copies 16-bit q,
+# k and v to fp32 and computes in fp32 whatever their dtype, under autocast or in pure bf16 alike
+EXACT += [(name, m) for name in WIDENED for m in (FP32_AMP, PURE_BF16, LORA_AMP, FP32, EAGER)]
 EXACT += [(name, AMP_CKPT) for name in ("phi3-head-1", "olmo2-head-1", "smollm3-head-1")]
+# the math path for a head that is not a multiple of 8 (4: neither fused kernel in 16 bits), in every 16-bit mode
+EXACT += [("qwen3-head-4", m) for m in (FP32_AMP, PURE_BF16, LORA, LORA_AMP, AMP_CKPT)]
 
 # Where the tape and the run part, by how much at most (a fraction of the phase's activations), and why. Each is a
 # difference inside one layer's backward: the tape runs a layer's nodes in reverse order of creation; torch's engine
@@ -370,3 +373,18 @@ def test_generate_caches_keys_as_wide_as_the_rotary_step_leaves_them(attn):
     assert (config["d_k"], config["d_qk"]) == (1, 2)
     peak = P.generate_peak(config, 2, 62, 3, "bf16", attn)
     assert peak.phases[P.DECODE]["KV cache"] == kv_cache_bytes(config, 2, 64, "bf16")
+
+
+def test_generate_prefill_counts_what_the_math_path_holds_until_it_returns():
+    """SDPA's math path (a head of 4 in bf16: no fused kernel takes it) holds its fp32 copies of q, k and v, the scaled
+    queries, the causal mask and the weights until it returns. generate's prefill, whose peak falls inside a layer,
+    parts from the simulator by exactly what it does where a fused kernel runs (a head of 32, FlashAttention)."""
+    def off(d: int) -> tuple[int, dict]:
+        raw = {**read_json(resolve("llama-7b")), **SMALL["llama"], "head_dim": d}
+        peak = P.generate_peak(parse_config(raw), 2, 62, 3, "bf16", "sdpa")
+        sim = S.simulate_generate(raw, 2, 62, 3, "bf16", "sdpa")
+        return sum(peak.phases[P.PREFILL].values()) - peak.workspace - sim.tensor_phases[P.PREFILL], sim.kernels
+
+    (math, kernels_4), (fused, kernels_32) = off(4), off(32)
+    assert set(kernels_4) == {"math"} and set(kernels_32) == {"flash"}
+    assert math == fused
