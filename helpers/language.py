@@ -67,19 +67,33 @@ class _Dictionary:
     keep: frozenset[str]
 
 
-@functools.lru_cache(maxsize=1)
-def dictionary() -> _Dictionary:
-    """``data/zh/plots.json`` and the printed lines' files of ``data/zh/printed/``, read once: exact entries, compiled
-    patterns and the words kept as they are.
-
-    No notebook calls it; it works behind the helpers of ``00_overview``.
-    """
-    files = [DICTIONARY, *sorted(PRINTED.glob("*.json"))]
+def _read_dictionary(files: list) -> _Dictionary:
     data = [json.loads(path.read_text(encoding="utf-8")) for path in files]
     exact = {k: v for d in data for k, v in d.get("exact", {}).items()}
     patterns = tuple((re.compile(regex), replacement) for d in data for regex, replacement in d.get("patterns", []))
     keep = frozenset(w for d in data for w in d.get("keep", [])) | frozenset(model_names())  # bert-base-uncased stays
     return _Dictionary(exact, patterns, keep)
+
+
+@functools.lru_cache(maxsize=1)
+def dictionary() -> _Dictionary:
+    """The figures' dictionary, ``data/zh/plots.json``, read once: exact entries, compiled patterns and the words kept
+    as they are.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    return _read_dictionary([DICTIONARY])
+
+
+@functools.lru_cache(maxsize=1)
+def printed_dictionary() -> _Dictionary:
+    """The printed lines' dictionary: the figures' (:func:`dictionary`), then one file per notebook in
+    ``data/zh/printed/``, whose entries win. A figure never reads these files: a table header's "key" (键名, a GPU's
+    key in 10_budgets) is not the key tensor of a figure.
+
+    No notebook calls it; it works behind the helpers of ``00_overview``.
+    """
+    return _read_dictionary([DICTIONARY, *sorted(PRINTED.glob("*.json"))])
 
 
 def current_language() -> str:
@@ -121,17 +135,18 @@ def _line(text: str, d: _Dictionary) -> tuple[str, bool]:
     unchanged (covered when it has no English words).
     """
     found = _match(text, d)
-    return found if found is not None else (text, not english_words(text))
+    return found if found is not None else (text, not english_words(text, d))
 
 
 @functools.lru_cache(maxsize=4096)
-def translation(text: str) -> tuple[str, bool]:
+def translation(text: str, printed: bool = False) -> tuple[str, bool]:
     """``text`` in Chinese, and whether entries cover all of it: the whole text's exact entry or pattern, else line by
-    line (the figures' checker asks the second).
+    line (the figures' checker asks the second). From the figures' dictionary, or, for a text the helpers print
+    (``printed``), from the printed lines' (:func:`printed_dictionary`).
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
-    d = dictionary()
+    d = printed_dictionary() if printed else dictionary()
     if "\n" in text:  # an exact entry or a pattern for the whole text (a box whose lines make one sentence)
         whole = _line(text, d)
         if whole[0] != text or text in d.exact:
@@ -140,26 +155,28 @@ def translation(text: str) -> tuple[str, bool]:
     return "\n".join(line for line, _ in lines), all(ok for _, ok in lines)
 
 
-def translate(text: str) -> str:
-    """``text`` in Chinese from ``data/zh/plots.json``: the whole text's exact entry or pattern, else line by line
-    (an exact entry, else the first regular expression that matches the whole line); what no entry covers stays.
+def translate(text: str, printed: bool = False) -> str:
+    """``text`` in Chinese from ``data/zh/plots.json`` (and, where ``printed``, ``data/zh/printed/``): the whole
+    text's exact entry or pattern, else line by line (an exact entry, else the first regular expression that matches
+    the whole line); what no entry covers stays.
 
     Figures in a text are copied, never reformatted, but for a pattern's round figure in millions or billions
     (:func:`round_figure`).
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
-    return translation(text)[0]
+    return translation(text, printed)[0]
 
 
-def english_words(text: str) -> list[str]:
+def english_words(text: str, d: _Dictionary | None = None) -> list[str]:
     """The words of English prose in ``text``: tokens of letters only (``mean``, ``Parameters``), not code names
     (``query.weight``, ``W_Q``, ``bf16``), acronyms or CamelCase (``BERT``, ``LayerNorm``), math (``$10^{3}$``),
-    the shipped configs' names (``bert-base-uncased``) nor the dictionary's ``keep`` words (``Gemma``).
+    the shipped configs' names (``bert-base-uncased``) nor the ``keep`` words (``Gemma``) of ``d`` (the figures'
+    dictionary unless given).
 
     A text with English words that no entry of the dictionary covers is what :func:`helpers.plots.untranslated`
     lists. No notebook calls it; it works behind the helpers of ``00_overview``.
     """
-    keep = dictionary().keep
+    keep = (d or dictionary()).keep
     words = []
     for token in _TOKEN.findall(_MATH.sub(" ", text)):
         token = token.strip(".-")
@@ -171,11 +188,11 @@ def english_words(text: str) -> list[str]:
 
 def say(text: str) -> str:
     """A text the helpers print, in the reader's language: ``text`` as it is in English, :func:`translate` of it in
-    Chinese.
+    Chinese (with the printed lines' entries).
 
     No notebook calls it; it works behind the helpers of ``00_overview``.
     """
-    return text if STATE.language == "en" else translate(text)
+    return text if STATE.language == "en" else translate(text, printed=True)
 
 
 _CELL = re.compile(r"\S+(?: \S+)*")  # a column of a printed line: words separated by single spaces
@@ -197,11 +214,11 @@ def printed_line(line: str) -> str:
 
     No notebook calls it; it works behind the helpers of ``zh/00_overview``.
     """
-    d = dictionary()
+    d = printed_dictionary()
     found = _match(line, d)
     if found is not None:
         return found[0]
-    if not english_words(line):
+    if not english_words(line, d):
         return line
     out = ""
     for cell in _CELL.finditer(line):

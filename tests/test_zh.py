@@ -284,12 +284,12 @@ def test_a_printed_line_is_translated_whole_or_column_by_column(monkeypatch):
     display column it started at in English, so the rows of a table stay aligned."""
     from helpers import language
 
-    d = language.dictionary()
+    d = language.printed_dictionary()
     exact = dict(d.exact, **{"attention weights L·4H²": "注意力权重 L·4H²", "feed-forward weights L·2HI": "前馈网络权重 L·2HI"})
     patterns = ((language.re.compile(r"file: ([\d,]+) bytes"), r"文件：\g<1> 字节"), *d.patterns)
-    monkeypatch.setattr(language, "dictionary", lambda: language._Dictionary(exact, patterns, d.keep))
-    language.translation.cache_clear()
+    monkeypatch.setattr(language, "printed_dictionary", lambda: language._Dictionary(exact, patterns, d.keep))
     language.printed_line.cache_clear()  # it remembers what it translated with the real dictionary
+    language.translation.cache_clear()
     rows = ["attention weights L·4H²       28,311,552", "feed-forward weights L·2HI    56,623,104"]
     zh_rows = [language.printed_line(r) for r in rows]
     assert zh_rows == ["注意力权重 L·4H²              28,311,552", "前馈网络权重 L·2HI            56,623,104"]
@@ -298,8 +298,8 @@ def test_a_printed_line_is_translated_whole_or_column_by_column(monkeypatch):
     assert [language.printed_line(r) for r in zh_rows] == zh_rows  # Chinese passes through unchanged
     assert language.printed_line("nothing covers this line") == "nothing covers this line"  # stays, and the test
     # above (test_printed_output_is_chinese) names it
-    language.translation.cache_clear()
     language.printed_line.cache_clear()  # what the patched dictionary gave is not left for the tests after this one
+    language.translation.cache_clear()
 
 
 def test_a_round_figure_in_millions_or_billions_reads_in_wan_and_yi():
@@ -323,3 +323,28 @@ def test_the_switch_touches_stdout_only_in_a_notebook():
         assert sys.stdout is before
     finally:
         use_language("en")
+
+
+def test_the_printed_lines_entries_stay_out_of_the_figures():
+    """A figure reads data/zh/plots.json alone, a printed line that too and then data/zh/printed/, whose entries win: 10's
+    hardware table heads its GPUs' column "key" (键名), and the key tensor in every figure stays ``key``."""
+    from helpers import language
+
+    assert language.translate("key") == "key" == language.dictionary().exact["key"]
+    assert language.printed_dictionary().exact["key"] == "键名"
+    assert language.printed_line("key        TFLOP/s").startswith("键名")
+
+
+def test_no_printed_entry_is_translated_two_ways():
+    """The printed lines' files share one dictionary: an exact line or a pattern in two of them has one translation, so
+    which notebook's file comes last never changes what another notebook prints."""
+    import collections
+
+    from helpers import language
+
+    seen: dict[str, dict[str, str]] = collections.defaultdict(dict)
+    for path in sorted(language.PRINTED.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for key, chinese in [*data["exact"].items(), *(("re:" + regex, text) for regex, text in data["patterns"])]:
+            seen[key][path.name] = chinese
+    assert {key: files for key, files in seen.items() if len(set(files.values())) > 1} == {}

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from helpers.language import UNITS as _UNITS  # the Chinese units of large numbers: 万, 亿, 万亿
-from helpers.language import english_words, printed_line
+from helpers.language import english_words, printed_dictionary, printed_line
 
 UNITS = dict(_UNITS)
 ROOT = Path(__file__).resolve().parent.parent
@@ -418,7 +418,7 @@ def printed_prose(nb: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                 continue
             for line in "".join(o["text"]).split("\n"):
                 zh = printed_line(line)
-                if english_words(QUOTED.sub(" ", zh)):
+                if english_words(QUOTED.sub(" ", zh), printed_dictionary()):
                     out.append((cell["id"], line, zh))
     return out
 

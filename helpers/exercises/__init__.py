@@ -105,7 +105,7 @@ def _zh() -> bool:
 
 def _show(value: Any, unit: str = "") -> str:
     if _zh() and unit.strip():
-        unit = unit[:len(unit) - len(unit.lstrip())] + translate(unit.strip())
+        unit = unit[:len(unit) - len(unit.lstrip())] + translate(unit.strip(), printed=True)
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}{unit}"
     if isinstance(value, float):
@@ -155,7 +155,7 @@ def _explain(ex: Exercise, answer: Any) -> str:
         return "正确" if _zh() else "correct"
     if not ex.hint:
         return _not_yet()
-    return f"还不对。提示：{translate(ex.hint)}" if _zh() else f"not yet: {ex.hint}"
+    return f"还不对。提示：{translate(ex.hint, printed=True)}" if _zh() else f"not yet: {ex.hint}"
 
 
 def _code(ex: Exercise, function: Any) -> str:
