@@ -984,9 +984,9 @@ def _sdpa_math(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: int, A_
     back and dropped by the caller) live until it returns."""
     B, S = m.B, m.S
     low = q.dtype
+    local: list[Tensor] = []
     if low != "fp32":
-        q, k, v = (tape.cast(t, "fp32") for t in (q, k, v))
-    local = [q, k, v] if low != "fp32" else []
+        q, k, v = local = [tape.cast(t, "fp32") for t in (q, k, v)]
     if A_kv != A:  # enable_gqa on the math path: keys and values repeated for each group
         k, v = _repeat_kv(tape, k, v, A, A_kv)
         local += [k, v]
@@ -1021,12 +1021,7 @@ def decoder_attention(tape: Tape, m: Model, q: Tensor, k: Tensor, v: Tensor, A: 
         return tape.copy(out, "attention output (contiguous)") if heads_first else out
     scores = B * A * S * S
     if A_kv != A:  # repeat_kv: each key/value head copied for its group of query heads (keys d_qk wide)
-        k = tape.copy(k, "keys repeated")
-        k.numel = k.numel // A_kv * A
-        k.storage.nbytes = allocated(k.numel * ITEMSIZE[k.dtype])
-        v = tape.copy(v, "values repeated")
-        v.numel = v.numel // A_kv * A
-        v.storage.nbytes = allocated(v.numel * ITEMSIZE[v.dtype])
+        k, v = _repeat_kv(tape, k, v, A, A_kv)
     w = tape.matmul(q, k, scores, "scores")
     w = tape.scale(w)
     if causal:
