@@ -31,7 +31,8 @@ def _null(key: str, size: Size) -> ConfigError:
 def _read_size(raw: Mapping[str, Any], size: Size, unread: dict[str, tuple[str, Size]]) -> int | None:
     """The size as transformers reads it (its default where the file leaves it out), checked; None where it stays
     unset. A null under an alias of a size only layers read (``size.layers``) is read as the default and put in
-    ``unread`` (symbol: (the alias, the size)), to be refused once the depths are known unless they are all 0."""
+    ``unread`` (symbol: (the alias, the size)), to be refused once the depths and the class are known, unless no layer
+    built reads it (every count of ``size.layers`` 0)."""
     nulled = False
     for key in (size.key, *size.aliases):
         if key in raw and raw[key] is None:
@@ -196,7 +197,7 @@ def parse_config(raw: Any, name: str = "config", model_class: str | None = None,
         if key in raw and raw[key] is not None and raw[key] != expected:
             raise ConfigError(key, f"{json.dumps(raw[key])} is not supported (only {json.dumps(expected)}): {why}")
     sizes: dict[str, int] = dict(text.sizes) if text else {}  # a composite: its language model's sizes first
-    unread: dict[str, tuple[str, Size]] = {}  # sizes nulled under an alias: only a model of no layers builds
+    unread: dict[str, tuple[str, Size]] = {}  # sizes nulled under an alias: built only where no layer reads them
     for size in family.sizes:
         value = _read_size(raw, size, unread)
         if value is not None:
